@@ -1,0 +1,51 @@
+"""Engine benchmark: lesson traces at several depths and a random deep stack.
+
+Run: ``.venv/bin/python benchmarks/engine.py``. Prints min and median wall time over repeats.
+Targets on the 2-core reference machine: lesson depth 1000 < 30 ms; random stack < 300 ms.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from blockstab.block import StackConfig, run_stack  # noqa: E402
+from blockstab.init import random_stack, random_tokens  # noqa: E402
+from blockstab.lesson import ACTION_TOKEN, lesson_trace  # noqa: E402
+from blockstab.readouts import readouts  # noqa: E402
+
+
+def timed(fn, repeats: int) -> tuple[float, float]:
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times) * 1e3, statistics.median(times) * 1e3
+
+
+def main() -> None:
+    cases = []
+    for depth in (1, 10, 100, 1000):
+        cfg = StackConfig(depth=depth)
+        cases.append((f"lesson trace, both scenarios, depth {depth}", lambda c=cfg: lesson_trace(c), 30))
+        cases.append((f"  + readouts, depth {depth}",
+                      lambda c=cfg: readouts(lesson_trace(c), ACTION_TOKEN), 30))
+    lab_cfg = StackConfig(depth=200, norm="layernorm", placement="pre")
+    lab_params = random_stack(seed=0, depth=200, d_model=64, heads=4)
+    lab_tokens = random_tokens(seed=1, batch=1, tokens=32, d_model=64)
+    cases.append(("random stack d=64, 32 tokens, 4 heads, 200 blocks",
+                  lambda: run_stack(lab_tokens, lab_params, lab_cfg), 5))
+    print(f"{'case':<55}{'min ms':>10}{'median ms':>12}")
+    for name, fn, repeats in cases:
+        best, median = timed(fn, repeats)
+        print(f"{name:<55}{best:>10.2f}{median:>12.2f}")
+
+
+if __name__ == "__main__":
+    main()

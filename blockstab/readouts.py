@@ -1,0 +1,107 @@
+"""Readouts of a stack run: sizes, directions and token collapse, per block.
+
+All functions take arrays whose last two axes are ``(tokens, d_model)`` (or ``d_model`` alone
+for per-vector readouts) and broadcast over any leading axes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .block import NORM_PAIRS, Trace
+
+
+def vector_norm(v: np.ndarray) -> np.ndarray:
+    """Euclidean length over the last axis."""
+    return np.sqrt((v**2).sum(axis=-1))
+
+
+def rms(v: np.ndarray) -> np.ndarray:
+    """Root mean square over the last axis (= norm / sqrt(d))."""
+    return np.sqrt((v**2).mean(axis=-1))
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine of the angle between vectors on the last axis (nan for a zero vector)."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return (a * b).sum(axis=-1) / (vector_norm(a) * vector_norm(b))
+
+
+def angle_degrees(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.degrees(np.arccos(np.clip(cosine(a, b), -1.0, 1.0)))
+
+
+def composite_norm(m: np.ndarray) -> np.ndarray:
+    """Dong et al. 2021's ||M||_{1,inf} = sqrt(||M||_1 ||M||_inf) of ``(tokens, d)`` matrices.
+
+    ||M||_1 is the largest column sum of |M|, ||M||_inf the largest row sum.
+    """
+    absolute = np.abs(m)
+    return np.sqrt(absolute.sum(axis=-2).max(axis=-1) * absolute.sum(axis=-1).max(axis=-1))
+
+
+def relative_residual(x: np.ndarray) -> np.ndarray:
+    """Token collapse: ||X - 1 mean(X)|| / ||X|| in the composite norm (0 = all tokens equal)."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return composite_norm(x - x.mean(axis=-2, keepdims=True)) / composite_norm(x)
+
+
+def mean_pairwise_cosine(x: np.ndarray) -> np.ndarray:
+    """Mean cosine over distinct token pairs (1 = all tokens point the same way)."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        unit = x / vector_norm(x)[..., None]
+        gram = unit @ np.swapaxes(unit, -1, -2)
+    tokens = x.shape[-2]
+    off_diagonal = gram.sum(axis=(-1, -2)) - np.trace(gram, axis1=-2, axis2=-1)
+    return off_diagonal / (tokens * (tokens - 1))
+
+
+def feature_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance over features of every vector."""
+    return x.mean(axis=-1), x.var(axis=-1)
+
+
+@dataclass(frozen=True)
+class Readouts:
+    """Per-block readouts; index 0 is the input, index i the output of block i.
+
+    Shapes: ``token_norm (depth+1, batch, tokens)``; per-sequence series ``(depth+1, batch)``;
+    ``scenario_angle (depth+1,)`` between batch rows 0 and 1 (nan for one sequence);
+    ``norm_moments``: for each normalization of a block, (before, after) stage names and the
+    feature mean and variance before and after, each ``(depth, batch, tokens)``.
+    """
+
+    token_norm: np.ndarray
+    token_rms: np.ndarray
+    action_norm: np.ndarray
+    action_cosine_to_input: np.ndarray
+    scenario_angle: np.ndarray
+    relative_residual: np.ndarray
+    mean_pairwise_cosine: np.ndarray
+    norm_moments: tuple
+
+
+def readouts(trace: Trace, action_token: int) -> Readouts:
+    """Compute every readout of ``trace`` for the token at index ``action_token``."""
+    stream = trace.stream
+    action = stream[:, :, action_token]
+    if stream.shape[1] >= 2:
+        angle = angle_degrees(action[:, 0], action[:, 1])
+    else:
+        angle = np.full(stream.shape[0], np.nan)
+    moments = tuple(
+        (before, after, feature_moments(trace.stage(before)), feature_moments(trace.stage(after)))
+        for before, after in NORM_PAIRS[trace.config.placement]
+    )
+    return Readouts(
+        token_norm=vector_norm(stream),
+        token_rms=rms(stream),
+        action_norm=vector_norm(action),
+        action_cosine_to_input=cosine(action, action[:1]),
+        scenario_angle=angle,
+        relative_residual=relative_residual(stream),
+        mean_pairwise_cosine=mean_pairwise_cosine(stream),
+        norm_moments=moments,
+    )

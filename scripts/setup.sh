@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Create .venv (Python >= 3.11) and install the given requirements file into it. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+requirements=${1:-requirements.txt}
+python=${PYTHON:-python3}
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || { echo "BlockStab needs Python 3.11 or newer (found $("$python" --version 2>&1))." >&2; exit 1; }
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+stamp=.venv/.installed-$(basename "$requirements")
+if [ ! -f "$stamp" ] || [ "$requirements" -nt "$stamp" ] || [ requirements.txt -nt "$stamp" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$requirements"
+  touch "$stamp"
+fi
