@@ -43,6 +43,8 @@ SCENARIOS = ("confirmed", "not_confirmed")
 TOKENS = ("errors", "after_deploy", "rollback", "status", "action")
 ACTION_TOKEN = TOKENS.index("action")
 CONTEXT_TOKEN = TOKENS.index("status")
+# The course's published figures (P5-14.3): the action token after block 1's attention residual.
+COURSE_TABLE = {"confirmed": (1.026, 1.978), "not_confirmed": (1.238, 1.814)}
 
 SHARED_EMBEDDINGS = {
     "errors": (1.0, -0.6),

@@ -87,10 +87,8 @@ def readouts(trace: Trace, action_token: int) -> Readouts:
     """Compute every readout of ``trace`` for the token at index ``action_token``."""
     stream = trace.stream
     action = stream[:, :, action_token]
-    if stream.shape[1] >= 2:
-        angle = angle_degrees(action[:, 0], action[:, 1])
-    else:
-        angle = np.full(stream.shape[0], np.nan)
+    two = stream.shape[1] >= 2
+    angle = angle_degrees(action[:, 0], action[:, 1]) if two else np.full(stream.shape[0], np.nan)
     moments = tuple(
         (before, after, feature_moments(trace.stage(before)), feature_moments(trace.stage(after)))
         for before, after in NORM_PAIRS[trace.config.placement]

@@ -1,0 +1,50 @@
+"""Explorer: switch the stabilisers off and watch the action token."""
+
+import streamlit as st
+
+from ui.text import Text
+from ui.views import (
+    block_figure,
+    course_table_matches,
+    depth_figure,
+    explore,
+    readouts_figure,
+    stage_csv,
+    stage_rows,
+    verdict,
+)
+from ui.widgets import explorer_controls, language
+
+explore_cached = st.cache_resource(max_entries=256, show_spinner=False)(explore)
+t = Text(language())
+PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+st.title(t("explorer.title"))
+st.caption(t("explorer.sentence"))
+with st.sidebar:
+    st.subheader(t("explorer.controls"))
+    state = explorer_controls(t, st.session_state.get("projector_on", False))
+result = explore_cached(state)
+
+st.info(verdict(state, result, t), icon="🧭")
+if state.norm_used == "layernorm":
+    st.warning(t("explorer.layernorm_2d"), icon="📐")
+    st.page_link("pages/norm_geometry.py", label=t("explorer.why_link"))
+elif state.norm_used == "rmsnorm":
+    st.caption(t("explorer.rmsnorm_note"))
+if state.block > state.depth:
+    st.caption(t("explorer.block_clamped", block=state.block, depth=state.depth))
+
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(block_figure(state, result, t), key="block_figure", config=PLOT_CONFIG)
+    if state.shown_block == 1 and course_table_matches(result, state):
+        st.success(t("explorer.course_match"), icon="✅")
+with right:
+    st.plotly_chart(depth_figure(state, result, t), key="depth_figure", config=PLOT_CONFIG)
+st.plotly_chart(readouts_figure(state, result, t), key="readouts_figure", config=PLOT_CONFIG)
+
+st.subheader(t("explorer.numbers", block=state.shown_block))
+st.dataframe(stage_rows(state, result, t), hide_index=True)
+st.download_button(t("download.csv"), stage_csv(state, result), file_name="blockstab-action-token.csv",
+                   mime="text/csv", key="download_csv")

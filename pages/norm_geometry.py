@@ -1,0 +1,19 @@
+"""Why LayerNorm in 2-D leaves only two points, and what RMSNorm does instead."""
+
+import streamlit as st
+
+from ui.controls import ExplorerState
+from ui.text import Text
+from ui.views import geometry_2d_figure, geometry_3d_figure
+from ui.widgets import language
+
+t = Text(language())
+state = ExplorerState(projector=st.session_state.get("projector_on", False))
+
+st.title(t("geometry.title"))
+st.markdown(t("geometry.intro"))
+st.plotly_chart(geometry_2d_figure(state, t), key="geometry_2d")
+st.markdown(t("geometry.why_2d"))
+st.plotly_chart(geometry_3d_figure(state, t), key="geometry_3d")
+st.markdown(t("geometry.why_3d"))
+st.page_link("pages/explorer.py", label=t("geometry.back"))

@@ -1,0 +1,83 @@
+"""The Explorer's controls, declared once: the page renders them and the URL binds to them.
+
+Each control's ``key`` is both its Streamlit widget key and its URL query parameter, so a shared
+link reproduces the view. :func:`check_query` explains any URL value the app had to ignore.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STAGE_FOCUS = ("attention", "attention_residual", "attention_norm", "feed_forward", "ffn_residual", "ffn_norm")
+MAX_EXPLORER_DEPTH = 100
+
+
+@dataclass(frozen=True)
+class Control:
+    key: str
+    kind: str  # "toggle" | "choice" | "int"
+    default: object
+    options: tuple = ()
+    low: int = 0
+    high: int = 0
+
+    def parse(self, raw: str):
+        """The typed value for a URL string, or ``None`` when the string is not allowed."""
+        if self.kind == "toggle":
+            return {"true": True, "false": False}.get(raw.strip().lower())
+        if self.kind == "choice":
+            return raw if raw in self.options else None
+        try:
+            value = int(raw)
+        except ValueError:
+            return None
+        return value if self.low <= value <= self.high else None
+
+
+CONTROLS = (
+    Control("scenario", "choice", "both", ("both", "confirmed", "not_confirmed")),
+    Control("residual", "toggle", True),
+    Control("norm", "toggle", True),
+    Control("norm_kind", "choice", "rmsnorm", ("rmsnorm", "layernorm")),
+    Control("placement", "choice", "post", ("post", "pre")),
+    Control("depth", "int", 24, low=1, high=MAX_EXPLORER_DEPTH),
+    Control("block", "int", 1, low=1, high=MAX_EXPLORER_DEPTH),
+    Control("focus", "choice", "attention_residual", STAGE_FOCUS),
+)
+# Shown on every page by the router; ``lang`` defaults to the browser's language.
+APP_CONTROLS = (
+    Control("lang", "choice", None, ("en", "zh")),
+    Control("projector", "toggle", False),
+)
+BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS)}
+
+
+@dataclass(frozen=True)
+class ExplorerState:
+    scenario: str = "both"
+    residual: bool = True
+    norm: bool = True
+    norm_kind: str = "rmsnorm"
+    placement: str = "post"
+    depth: int = 24
+    block: int = 1
+    focus: str = "attention_residual"
+    projector: bool = False
+
+    @property
+    def scenarios(self) -> tuple[str, ...]:
+        return ("confirmed", "not_confirmed") if self.scenario == "both" else (self.scenario,)
+
+    @property
+    def norm_used(self) -> str:
+        return self.norm_kind if self.norm else "none"
+
+    @property
+    def shown_block(self) -> int:
+        """The block to look inside, never past the stack's depth."""
+        return min(self.block, self.depth)
+
+
+def check_query(query: dict[str, str]) -> list[tuple[str, str]]:
+    """(parameter, value) pairs of the URL that the app cannot use; unknown keys included."""
+    return [(key, raw) for key, raw in query.items() if key not in BY_KEY or BY_KEY[key].parse(raw) is None]

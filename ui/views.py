@@ -1,0 +1,313 @@
+"""Figures and readings of one Explorer state: pure functions ``(state, result, text) -> value``.
+
+Nothing here runs Streamlit; tests read the returned Plotly figures' data directly.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from blockstab.block import StackConfig, Trace
+from blockstab.geometry import layernorm_plane_coordinates, layernorm_points_2d, rmsnorm_circle
+from blockstab.lesson import ACTION_TOKEN, COURSE_TABLE, lesson_trace, token_names
+from blockstab.readouts import Readouts, readouts
+from blockstab.sublayers import NormParams, layer_norm, rms_norm
+
+from .controls import ExplorerState
+from .text import Text
+
+# Okabe-Ito: distinguishable with every common colour-vision deficiency.
+SCENARIO_COLOURS = {"confirmed": "#0072B2", "not_confirmed": "#D55E00"}
+OTHER_TOKENS = "#999999"
+TARGET = "#009E73"
+COLLAPSE_LIMIT = 1e-3
+RANGE_LIMIT = 10.0
+
+
+@dataclass(frozen=True)
+class Exploration:
+    """The engine's answer for one state: the full trace and its readouts."""
+
+    trace: Trace
+    readouts: Readouts
+
+
+def explore(state: ExplorerState) -> Exploration:
+    cfg = StackConfig(depth=state.depth, residual=state.residual, norm=state.norm_used,
+                      placement=state.placement)
+    trace = lesson_trace(cfg, state.scenarios)
+    return Exploration(trace, readouts(trace, ACTION_TOKEN))
+
+
+def _style(state: ExplorerState) -> dict:
+    big = state.projector
+    return {"font": 20 if big else 14, "line": 5 if big else 3, "marker": 16 if big else 10,
+            "height": 520 if big else 480}
+
+
+def _layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figure:
+    s = _style(state)
+    fig.update_layout(
+        title={"text": title, "font": {"size": s["font"] + 2}},
+        font={"size": s["font"]}, height=s["height"], template="plotly_white",
+        margin={"l": 60, "r": 20, "t": 60, "b": 50},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.12, "x": 0},
+    )
+    return fig
+
+
+def _plane_axes(fig: go.Figure, t: Text, points: np.ndarray, **where) -> None:
+    finite = points[np.all(np.isfinite(points), axis=-1)]
+    reach = max(1.6, float(np.abs(finite).max()) * 1.15) if finite.size else 2.0
+    fig.update_xaxes(title_text=t("axis.symptom_cause"), range=[-reach, reach], zeroline=True, **where)
+    fig.update_yaxes(title_text=t("axis.recovery_state"), range=[-reach, reach], zeroline=True,
+                     scaleanchor="x" if not where else None, **where)
+
+
+def stage_segments(state: ExplorerState, trace: Trace, row: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(stage, start, end) arrows of the action token inside the shown block.
+
+    A branch output (attention, feed-forward) is drawn tip-to-tail from the kept input when the
+    residual is on, so the residual sum x + F(x) is visibly the two arrows added.
+    """
+    block = state.shown_block - 1
+    cfg = trace.config
+    vec = {name: trace.values[block, i, row, ACTION_TOKEN] for i, name in enumerate(cfg.stages)}
+    kept = {"post": {"attention": "input", "feed_forward": "attention_norm"},
+            "pre": {"attention": "input", "feed_forward": "attention_residual"}}[cfg.placement]
+    origin = np.zeros(2)
+    segments = []
+    for name in cfg.stages:
+        if name in kept:
+            start = cfg.skip_scale * vec[kept[name]]
+            segments.append((name, start, start + cfg.branch_scale * vec[name]))
+        else:
+            segments.append((name, origin, vec[name]))
+        if name == state.focus:
+            break
+    return segments
+
+
+def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
+    """Inside one block: the action token's arrows stage by stage, for each scenario."""
+    s = _style(state)
+    fig = go.Figure()
+    if state.norm_used == "rmsnorm":
+        circle = rmsnorm_circle()
+        fig.add_trace(go.Scatter(x=circle[:, 0], y=circle[:, 1], mode="lines", name=t("legend.rms_target"),
+                                 line={"color": TARGET, "dash": "dash", "width": 2}, hoverinfo="skip"))
+    elif state.norm_used == "layernorm":
+        pts = layernorm_points_2d()
+        fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers", name=t("legend.ln_target"),
+                                 marker={"color": TARGET, "size": s["marker"] + 6, "symbol": "x"}))
+    ends = [np.zeros(2)]
+    for row, scenario in enumerate(state.scenarios):
+        colour = SCENARIO_COLOURS[scenario]
+        for stage, start, end in stage_segments(state, result.trace, row):
+            focused = stage == state.focus
+            label = f"{t('scenario.' + scenario)} · {t('stage.' + stage)}"
+            fig.add_trace(go.Scatter(
+                x=[start[0], end[0]], y=[start[1], end[1]], mode="lines+markers",
+                name=label, legendgroup=scenario, showlegend=focused,
+                line={"color": colour, "width": s["line"] * (1.6 if focused else 0.6),
+                      "dash": "solid" if focused else "dot"},
+                marker={"size": [0, s["marker"] if focused else s["marker"] / 2], "color": colour},
+                hovertemplate=f"{label}<br>[%{{x:.3f}}, %{{y:.3f}}]<extra></extra>",
+            ))
+            if focused or stage == "attention_residual":
+                fig.add_annotation(x=end[0], y=end[1], text=f"[{end[0]:.3f}, {end[1]:.3f}]", showarrow=False,
+                                   yshift=-18 if row else 18, font={"color": colour, "size": s["font"]})
+            ends += [start, end]
+    title = t("fig.block.title", block=state.shown_block, stage=t("stage." + state.focus))
+    _layout(fig, state, t, title)
+    _plane_axes(fig, t, np.array(ends))
+    return fig
+
+
+def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
+    """Across depth: the action token's path; a slider and play button move through the blocks in
+    the browser (Plotly frames), with the other tokens shown faintly at the chosen block."""
+    s = _style(state)
+    stream = result.trace.stream  # (depth + 1, batch, tokens, 2)
+    depth = stream.shape[0] - 1
+    fig = go.Figure()
+    for row, scenario in enumerate(state.scenarios):
+        path = stream[:, row, ACTION_TOKEN]
+        fig.add_trace(go.Scatter(
+            x=path[:, 0], y=path[:, 1], mode="lines+markers", name=t("legend.path", scenario=t("scenario." + scenario)),
+            line={"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2},
+            marker={"size": s["marker"] * 0.6, "color": np.arange(depth + 1), "colorscale": "Viridis",
+                    "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block")}, "x": 1.02}},
+            customdata=np.arange(depth + 1),
+            hovertemplate=t("hover.block") + " %{customdata}: [%{x:.3f}, %{y:.3f}]<extra></extra>",
+        ))
+    moving = [len(state.scenarios) + i for i in range(2 * len(state.scenarios))]
+
+    def current(d: int) -> list[go.Scatter]:
+        traces = []
+        for row, scenario in enumerate(state.scenarios):
+            names = token_names(scenario)
+            others = [i for i in range(stream.shape[2]) if i != ACTION_TOKEN]
+            pts = stream[d, row, others]
+            traces.append(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers+text",
+                                     text=[t("token." + names[i]) for i in others], textposition="top center",
+                                     marker={"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.55},
+                                     textfont={"color": OTHER_TOKENS}, name=t("legend.other_tokens"),
+                                     showlegend=row == 0))
+            a = stream[d, row, ACTION_TOKEN]
+            traces.append(go.Scatter(x=[a[0]], y=[a[1]], mode="markers", name=t("legend.now"),
+                                     marker={"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 1.8,
+                                             "line": {"color": "black", "width": 2}}, showlegend=False))
+        return traces
+
+    start = depth
+    for tr in current(start):
+        fig.add_trace(tr)
+    fig.frames = [go.Frame(data=current(d), traces=moving, name=str(d)) for d in range(depth + 1)]
+    fig.update_layout(
+        sliders=[{
+            "active": start, "currentvalue": {"prefix": t("legend.block") + ": "},
+            "pad": {"t": 40}, "font": {"size": s["font"] - 2},
+            "steps": [{"label": str(d), "method": "animate",
+                       "args": [[str(d)], {"mode": "immediate", "frame": {"duration": 0, "redraw": False},
+                                           "transition": {"duration": 0}}]} for d in range(depth + 1)],
+        }],
+        updatemenus=[{
+            "type": "buttons", "x": 0, "y": -0.05, "xanchor": "right", "yanchor": "top", "direction": "left",
+            "buttons": [{"label": "▶", "method": "animate",
+                         "args": [None, {"frame": {"duration": 120, "redraw": False}, "fromcurrent": True,
+                                         "transition": {"duration": 0}}]}],
+        }],
+    )
+    _layout(fig, state, t, t("fig.depth.title", depth=depth))
+    fig.update_layout(margin={"b": 120})
+    _plane_axes(fig, t, stream[:, :, :, :].reshape(-1, 2))
+    return fig
+
+
+def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
+    """Four readouts against depth: size, cosine to the start, angle between scenarios, collapse."""
+    s = _style(state)
+    r = result.readouts
+    blocks = np.arange(r.action_norm.shape[0])
+    fig = make_subplots(rows=2, cols=2, vertical_spacing=0.2, horizontal_spacing=0.12, subplot_titles=(
+        t("fig.readouts.norm"), t("fig.readouts.cosine"), t("fig.readouts.angle"), t("fig.readouts.collapse")))
+    floor = np.finfo(float).tiny
+    for row, scenario in enumerate(state.scenarios):
+        line = {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 1.5}
+        name = t("scenario." + scenario)
+        fig.add_trace(go.Scatter(x=blocks, y=r.action_norm[:, row], name=name, line=line, legendgroup=scenario),
+                      row=1, col=1)
+        fig.add_trace(go.Scatter(x=blocks, y=r.action_cosine_to_input[:, row], name=name, line=line,
+                                 legendgroup=scenario, showlegend=False), row=1, col=2)
+        fig.add_trace(go.Scatter(x=blocks, y=np.maximum(r.relative_residual[:, row], floor), name=name, line=line,
+                                 legendgroup=scenario, showlegend=False), row=2, col=2)
+    if len(state.scenarios) == 2:
+        fig.add_trace(go.Scatter(x=blocks, y=r.scenario_angle, name=t("legend.angle"),
+                                 line={"color": "#000000", "width": s["line"] / 1.5}), row=2, col=1)
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(type="log", row=2, col=2)
+    fig.update_yaxes(range=[-1.05, 1.05], row=1, col=2)
+    fig.update_xaxes(title_text=t("legend.block"))
+    fig.update_annotations(font_size=s["font"])
+    _layout(fig, state, t, t("fig.readouts.title"))
+    return fig
+
+
+def verdict(state: ExplorerState, result: Exploration, t: Text) -> str:
+    """One sentence a class can read at a glance, computed from the readouts."""
+    r = result.readouts
+    collapsed = np.nonzero(np.all(r.relative_residual <= COLLAPSE_LIMIT, axis=1))[0]
+    if collapsed.size:
+        return t("verdict.collapse", block=int(collapsed[0]))
+    with np.errstate(all="ignore"):
+        ratio = r.action_norm / r.action_norm[0]
+    finite = np.where(np.isfinite(ratio), ratio, np.inf)
+    grown = np.nonzero(np.any(finite >= RANGE_LIMIT, axis=1))[0]
+    if grown.size:
+        final = finite[-1].max()
+        size = t("verdict.overflow") if not np.isfinite(final) else f"{final:.3g}"
+        return t("verdict.grew", block=int(grown[0]), factor=size)
+    shrunk = np.nonzero(np.any(finite <= 1 / RANGE_LIMIT, axis=1))[0]
+    if shrunk.size:
+        return t("verdict.shrank", block=int(shrunk[0]), factor=f"{finite[-1].min():.3g}")
+    key = "verdict.stable_two" if len(state.scenarios) == 2 else "verdict.stable_one"
+    return t(key, spread=float(r.relative_residual[-1].min()), angle=float(r.scenario_angle[-1]),
+             size=float(r.action_norm[-1].max()), depth=state.depth)
+
+
+def course_table_matches(result: Exploration, state: ExplorerState) -> bool:
+    """Does block 1's attention residual sum equal the course's table (to 3 decimals)?"""
+    values = result.trace.stage("attention_residual")[0, :, ACTION_TOKEN]
+    return all(np.round(values[row], 3).tolist() == list(COURSE_TABLE[s]) for row, s in enumerate(state.scenarios))
+
+
+def stage_rows(state: ExplorerState, result: Exploration, t: Text) -> list[dict]:
+    """The shown block's stages as table rows: one column of vectors per scenario."""
+    block = state.shown_block - 1
+    rows = []
+    for i, stage in enumerate(result.trace.stages):
+        row = {t("table.stage"): t("stage." + stage)}
+        for b, scenario in enumerate(state.scenarios):
+            v = result.trace.values[block, i, b, ACTION_TOKEN]
+            row[t("scenario." + scenario)] = f"[{v[0]:.3f}, {v[1]:.3f}]"
+            row[t("table.length") + " · " + t("scenario." + scenario)] = f"{np.hypot(*v):.3f}"
+        rows.append(row)
+    return rows
+
+
+def stage_csv(state: ExplorerState, result: Exploration) -> str:
+    """Every stage of every block for the action token, full precision, language-neutral columns."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["scenario", "block", "stage", "symptom_cause", "recovery_state"])
+    for b, scenario in enumerate(state.scenarios):
+        for block in range(result.trace.values.shape[0]):
+            for i, stage in enumerate(result.trace.stages):
+                v = result.trace.values[block, i, b, ACTION_TOKEN]
+                writer.writerow([scenario, block + 1, stage, repr(float(v[0])), repr(float(v[1]))])
+    return out.getvalue()
+
+
+def geometry_2d_figure(state: ExplorerState, t: Text, samples: int = 60, seed: int = 0) -> go.Figure:
+    """Random 2-D vectors and where each normalization sends them (computed, not drawn by hand)."""
+
+
+    s = _style(state)
+    x = np.random.default_rng(seed).normal(scale=1.5, size=(samples, 2))
+    identity = NormParams.identity(2)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(t("geometry.rms_panel"), t("geometry.ln_panel")))
+    for col, out in enumerate(
+        (rms_norm(x, identity, 1e-5), layer_norm(x, identity, 1e-5)), start=1
+    ):
+        fig.add_trace(go.Scatter(x=x[:, 0], y=x[:, 1], mode="markers", name=t("geometry.inputs"),
+                                 marker={"color": OTHER_TOKENS, "size": s["marker"] * 0.7}, showlegend=col == 1),
+                      row=1, col=col)
+        fig.add_trace(go.Scatter(x=out[:, 0], y=out[:, 1], mode="markers", name=t("geometry.outputs"),
+                                 marker={"color": TARGET, "size": s["marker"]}, showlegend=col == 1),
+                      row=1, col=col)
+        _plane_axes(fig, t, x, row=1, col=col)
+    _layout(fig, state, t, t("geometry.title_2d"))
+    return fig
+
+
+def geometry_3d_figure(state: ExplorerState, t: Text, samples: int = 200, seed: int = 0) -> go.Figure:
+    """3-D LayerNorm outputs seen in the plane orthogonal to (1, 1, 1): a circle of radius sqrt(3)."""
+
+
+
+    s = _style(state)
+    x = np.random.default_rng(seed).normal(scale=1.5, size=(samples, 3))
+    plane = layernorm_plane_coordinates(layer_norm(x, NormParams.identity(3), 1e-5))
+    fig = go.Figure(go.Scatter(x=plane[:, 0], y=plane[:, 1], mode="markers", name=t("geometry.outputs"),
+                               marker={"color": TARGET, "size": s["marker"] * 0.8}))
+    _layout(fig, state, t, t("geometry.title_3d"))
+    fig.update_xaxes(title_text=t("geometry.plane_u"), range=[-2.2, 2.2])
+    fig.update_yaxes(title_text=t("geometry.plane_v"), range=[-2.2, 2.2], scaleanchor="x")
+    return fig
