@@ -19,18 +19,19 @@ explore_cached = st.cache_resource(max_entries=256, show_spinner=False)(explore)
 t = Text(language())
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
-st.title(t("explorer.title"))
-st.caption(t("explorer.sentence"))
-with st.sidebar:
-    st.subheader(t("explorer.controls"))
-    state = explorer_controls(t, st.session_state.get("projector_on", False))
+projector = st.session_state.get("projector_on", False)
+if not projector:
+    st.title(t("explorer.title"))
+    st.caption(t("explorer.sentence"))
+verdict_box = st.empty()
+state = explorer_controls(t, projector)
 result = explore_cached(state)
 
-st.info(verdict(state, result, t), icon="🧭")
+verdict_box.info(verdict(state, result, t), icon=":material/explore:")
 if state.norm_used == "layernorm":
-    st.warning(t("explorer.layernorm_2d"), icon="📐")
+    st.warning(t("explorer.layernorm_2d"), icon=":material/warning:")
     st.page_link("pages/norm_geometry.py", label=t("explorer.why_link"))
-elif state.norm_used == "rmsnorm":
+elif state.norm_used == "rmsnorm" and not projector:
     st.caption(t("explorer.rmsnorm_note"))
 if state.block > state.depth:
     st.caption(t("explorer.block_clamped", block=state.block, depth=state.depth))
@@ -39,7 +40,7 @@ left, right = st.columns(2)
 with left:
     st.plotly_chart(block_figure(state, result, t), key="block_figure", config=PLOT_CONFIG)
     if state.shown_block == 1 and course_table_matches(result, state):
-        st.success(t("explorer.course_match"), icon="✅")
+        st.success(t("explorer.course_match"), icon=":material/check_circle:")
 with right:
     st.plotly_chart(depth_figure(state, result, t), key="depth_figure", config=PLOT_CONFIG)
 st.plotly_chart(readouts_figure(state, result, t), key="readouts_figure", config=PLOT_CONFIG)

@@ -20,6 +20,7 @@ class Control:
     options: tuple = ()
     low: int = 0
     high: int = 0
+    primary: bool = False  # shown above the figures in projector mode
 
     def parse(self, raw: str):
         """The typed value for a URL string, or ``None`` when the string is not allowed."""
@@ -35,12 +36,12 @@ class Control:
 
 
 CONTROLS = (
-    Control("scenario", "choice", "both", ("both", "confirmed", "not_confirmed")),
-    Control("residual", "toggle", True),
-    Control("norm", "toggle", True),
+    Control("scenario", "choice", "both", ("both", "confirmed", "not_confirmed"), primary=True),
+    Control("residual", "toggle", True, primary=True),
+    Control("norm", "toggle", True, primary=True),
     Control("norm_kind", "choice", "rmsnorm", ("rmsnorm", "layernorm")),
     Control("placement", "choice", "post", ("post", "pre")),
-    Control("depth", "int", 24, low=1, high=MAX_EXPLORER_DEPTH),
+    Control("depth", "int", 24, low=1, high=MAX_EXPLORER_DEPTH, primary=True),
     Control("block", "int", 1, low=1, high=MAX_EXPLORER_DEPTH),
     Control("focus", "choice", "attention_residual", STAGE_FOCUS),
 )

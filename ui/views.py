@@ -48,7 +48,7 @@ def explore(state: ExplorerState) -> Exploration:
 def _style(state: ExplorerState) -> dict:
     big = state.projector
     return {"font": 20 if big else 14, "line": 5 if big else 3, "marker": 16 if big else 10,
-            "height": 520 if big else 480}
+            "height": 420 if big else 480}
 
 
 def _layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figure:
@@ -56,8 +56,8 @@ def _layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Fig
     fig.update_layout(
         title={"text": title, "font": {"size": s["font"] + 2}},
         font={"size": s["font"]}, height=s["height"], template="plotly_white",
-        margin={"l": 60, "r": 20, "t": 60, "b": 50},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.12, "x": 0},
+        margin={"l": 60, "r": 20, "t": 50, "b": 60},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
     )
     return fig
 
@@ -155,11 +155,10 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
             names = token_names(scenario)
             others = [i for i in range(stream.shape[2]) if i != ACTION_TOKEN]
             pts = stream[d, row, others]
-            traces.append(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers+text",
-                                     text=[t("token." + names[i]) for i in others], textposition="top center",
+            traces.append(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers",
+                                     hovertext=[t("token." + names[i]) for i in others], hoverinfo="text",
                                      marker={"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.55},
-                                     textfont={"color": OTHER_TOKENS}, name=t("legend.other_tokens"),
-                                     showlegend=row == 0))
+                                     name=t("legend.other_tokens"), showlegend=False))
             a = stream[d, row, ACTION_TOKEN]
             traces.append(go.Scatter(x=[a[0]], y=[a[1]], mode="markers", name=t("legend.now"),
                                      marker={"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 1.8,
@@ -172,21 +171,21 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     fig.frames = [go.Frame(data=current(d), traces=moving, name=str(d)) for d in range(depth + 1)]
     fig.update_layout(
         sliders=[{
-            "active": start, "currentvalue": {"prefix": t("legend.block") + ": "},
-            "pad": {"t": 40}, "font": {"size": s["font"] - 2},
+            "active": start, "currentvalue": {"prefix": t("legend.block") + ": "}, "y": -0.08,
+            "pad": {"t": 30}, "font": {"size": s["font"] - 2},
             "steps": [{"label": str(d), "method": "animate",
                        "args": [[str(d)], {"mode": "immediate", "frame": {"duration": 0, "redraw": False},
                                            "transition": {"duration": 0}}]} for d in range(depth + 1)],
         }],
         updatemenus=[{
-            "type": "buttons", "x": 0, "y": -0.05, "xanchor": "right", "yanchor": "top", "direction": "left",
+            "type": "buttons", "x": 0, "y": -0.12, "xanchor": "right", "yanchor": "top", "direction": "left",
             "buttons": [{"label": "▶", "method": "animate",
                          "args": [None, {"frame": {"duration": 120, "redraw": False}, "fromcurrent": True,
                                          "transition": {"duration": 0}}]}],
         }],
     )
     _layout(fig, state, t, t("fig.depth.title", depth=depth))
-    fig.update_layout(margin={"b": 120})
+    fig.update_layout(showlegend=False, margin={"b": 40})
     _plane_axes(fig, t, stream[:, :, :, :].reshape(-1, 2))
     return fig
 

@@ -9,11 +9,13 @@ from .controls import APP_CONTROLS, CONTROLS, Control, ExplorerState, check_quer
 from .text import LANGUAGES, Text, language_for_locale
 
 PROJECTOR_CSS = """<style>
-html, body, [data-testid="stAppViewContainer"] { font-size: 22px; }
-[data-testid="stMarkdownContainer"] p, [data-testid="stCaptionContainer"], label p { font-size: 22px !important; }
-[data-testid="stSidebar"] label p { font-size: 18px !important; }
-.block-container { padding-top: 1.2rem; max-width: 100%; }
-h1 { font-size: 2.1rem !important; } h2, h3 { font-size: 1.6rem !important; }
+html, body, [data-testid="stAppViewContainer"] { font-size: 21px; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stCaptionContainer"], label p { font-size: 21px !important; }
+[data-testid="stMainBlockContainer"] { padding: 3.2rem 1.2rem 1rem 1.2rem; max-width: 100%; }
+[data-testid="stVerticalBlock"] { gap: 0.4rem; }
+[data-testid="stAlertContainer"] { padding: 0.45rem 0.9rem; }
+h1 { font-size: 1.9rem !important; padding: 0 !important; } h2, h3 { font-size: 1.5rem !important; }
+[data-testid="stHeader"] { background: transparent; }
 </style>"""
 
 
@@ -46,7 +48,7 @@ def warn_about_url(t: Text) -> None:
     """Say which URL parameters were ignored, before the widgets silently drop them."""
     for key, value in check_query(st.query_params.to_dict()):
         shown = value if len(value) <= 40 else value[:40] + "…"
-        st.warning(t("url.ignored", key=key[:40], value=shown), icon="⚠️")
+        st.warning(t("url.ignored", key=key[:40], value=shown), icon=":material/link_off:")
 
 
 def render_control(control: Control, t: Text):
@@ -62,6 +64,16 @@ def render_control(control: Control, t: Text):
 
 
 def explorer_controls(t: Text, projector: bool) -> ExplorerState:
-    """Render every Explorer control in table order and return the resulting state."""
-    values = {c.key: render_control(c, t) for c in CONTROLS}
-    return ExplorerState(**values, projector=projector)
+    """Render the Explorer's controls (in projector mode the primary ones in a row above the
+    figures, the rest in the sidebar) and return the resulting state."""
+    values = {}
+    in_row = [c for c in CONTROLS if projector and c.primary]
+    for control, column in zip(in_row, st.columns([5, 3, 3, 3]) if in_row else [], strict=True):
+        with column:
+            values[control.key] = render_control(control, t)
+    with st.sidebar:
+        st.subheader(t("explorer.controls"))
+        for control in CONTROLS:
+            if control not in in_row:
+                values[control.key] = render_control(control, t)
+    return ExplorerState(**{c.key: values[c.key] for c in CONTROLS}, projector=projector)
