@@ -82,7 +82,9 @@ def test_rmsnorm_2d_keeps_direction_and_has_norm_sqrt2(v):
     assume(np.linalg.norm(v) > 1e-2)
     out = rms_norm(v[None, None, :], NormParams.identity(2), TINY_EPS)[0, 0]
     assert_allclose(cosine(out, v), 1.0, rtol=1e-12)
-    assert_allclose(np.linalg.norm(out), math.sqrt(2.0), rtol=1e-9)
+    ms = float(v @ v) / 2.0
+    assert_allclose(np.linalg.norm(out), math.sqrt(2.0 * ms / (ms + TINY_EPS)), rtol=1e-12)
+    assert abs(np.linalg.norm(out) - math.sqrt(2.0)) <= math.sqrt(2.0) * TINY_EPS / ms + 1e-14
     # ... so it lies on the drawn circle: its angle matches a point of a fine circle.
     angle = math.atan2(out[1], out[0])
     assert_allclose(out, math.sqrt(2.0) * np.array([math.cos(angle), math.sin(angle)]), atol=1e-9)
@@ -105,7 +107,9 @@ def test_layernorm_3d_outputs_lie_on_circle_of_radius_sqrt3(v):
     out = layer_norm(v[None, None, :], NormParams.identity(3), TINY_EPS)[0, 0]
     coords = layernorm_plane_coordinates(out)
     assert coords.shape == (2,)
-    assert_allclose(np.linalg.norm(coords), math.sqrt(3.0), rtol=1e-9)
+    var = v.var()
+    assert_allclose(np.linalg.norm(coords), math.sqrt(3.0 * var / (var + TINY_EPS)), rtol=1e-10)
+    assert abs(np.linalg.norm(coords) - math.sqrt(3.0)) <= math.sqrt(3.0) * TINY_EPS / var + 1e-14
     # The output lies in the plane, so the coordinates lose nothing.
     assert_allclose(coords @ mean_free_basis(3), out, atol=1e-9)
 
