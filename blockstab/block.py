@@ -17,6 +17,7 @@ residual off drops the ``s*x`` term, switching normalization off makes ``Norm`` 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -92,14 +93,14 @@ class StackConfig:
         if not (np.isfinite(self.eps) and self.eps > 0):
             raise ValueError(f"eps must be positive, got {self.eps!r}")
 
-    @property
+    @cached_property
     def skip_scale(self) -> float:
         """Weight of the kept input x in the residual sum (0 when the residual is off)."""
         if not self.residual:
             return 0.0
         return (2.0 * self.depth) ** 0.25 if self.residual_scale == "deepnorm" else 1.0
 
-    @property
+    @cached_property
     def branch_scale(self) -> float:
         """Weight of the new computation F(x) in the residual sum."""
         return 1.0 / np.sqrt(self.depth) if self.residual_scale == "inv_sqrt_depth" else 1.0

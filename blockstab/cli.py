@@ -75,8 +75,9 @@ def trace_rows(args) -> list[dict]:
 
 
 def _format_rows(rows: list[dict], fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(rows, indent=1)
+    if fmt == "json":  # strict JSON: a value that overflowed is null, not NaN/Infinity
+        finite = [{k: (v if not isinstance(v, float) or np.isfinite(v) else None) for k, v in r.items()} for r in rows]
+        return json.dumps(finite, indent=1, allow_nan=False)
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")

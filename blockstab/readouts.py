@@ -13,24 +13,39 @@ import numpy as np
 from .block import NORM_PAIRS, Trace
 
 
+def _rescaled(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``v / s`` and ``s = max |v|`` per vector, so squares neither overflow nor underflow."""
+    scale = np.abs(v).max(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return v / np.where(scale > 0, scale, 1.0), scale[..., 0]
+
+
 def vector_norm(v: np.ndarray) -> np.ndarray:
-    """Euclidean length over the last axis."""
-    return np.sqrt((v**2).sum(axis=-1))
+    """Euclidean length over the last axis, safe for any finite magnitude."""
+    unit, scale = _rescaled(v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return scale * np.sqrt((unit * unit).sum(axis=-1))
 
 
 def rms(v: np.ndarray) -> np.ndarray:
     """Root mean square over the last axis (= norm / sqrt(d))."""
-    return np.sqrt((v**2).mean(axis=-1))
+    return vector_norm(v) / np.sqrt(v.shape[-1])
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Cosine of the angle between vectors on the last axis (nan for a zero vector)."""
+    a, _ = _rescaled(a)
+    b, _ = _rescaled(b)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         return (a * b).sum(axis=-1) / (vector_norm(a) * vector_norm(b))
 
 
 def angle_degrees(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.degrees(np.arccos(np.clip(cosine(a, b), -1.0, 1.0)))
+    """Angle between vectors, accurate near 0 and 180 degrees (Kahan: 2 atan2(|u - w|, |u + w|))."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        u = a / vector_norm(a)[..., None]
+        w = b / vector_norm(b)[..., None]
+        return np.degrees(2.0 * np.arctan2(vector_norm(u - w), vector_norm(u + w)))
 
 
 def composite_norm(m: np.ndarray) -> np.ndarray:
@@ -39,7 +54,8 @@ def composite_norm(m: np.ndarray) -> np.ndarray:
     ||M||_1 is the largest column sum of |M|, ||M||_inf the largest row sum.
     """
     absolute = np.abs(m)
-    return np.sqrt(absolute.sum(axis=-2).max(axis=-1) * absolute.sum(axis=-1).max(axis=-1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.sqrt(absolute.sum(axis=-2).max(axis=-1)) * np.sqrt(absolute.sum(axis=-1).max(axis=-1))
 
 
 def relative_residual(x: np.ndarray) -> np.ndarray:
@@ -50,8 +66,9 @@ def relative_residual(x: np.ndarray) -> np.ndarray:
 
 def mean_pairwise_cosine(x: np.ndarray) -> np.ndarray:
     """Mean cosine over distinct token pairs (1 = all tokens point the same way)."""
+    scaled, _ = _rescaled(x)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        unit = x / vector_norm(x)[..., None]
+        unit = scaled / vector_norm(scaled)[..., None]
         gram = unit @ np.swapaxes(unit, -1, -2)
     tokens = x.shape[-2]
     off_diagonal = gram.sum(axis=(-1, -2)) - np.trace(gram, axis1=-2, axis2=-1)

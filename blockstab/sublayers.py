@@ -97,15 +97,20 @@ def feed_forward(x: np.ndarray, p: FeedForwardParams) -> np.ndarray:
     return act(x @ p.w_in + p.b_in) @ p.w_out + p.b_out
 
 
+def _feature_mean(x: np.ndarray) -> np.ndarray:
+    """Mean over the last axis, kept for broadcasting (sum / d: cheaper than ``mean`` on tiny arrays)."""
+    return x.sum(axis=-1, keepdims=True) / x.shape[-1]
+
+
 def layer_norm(x: np.ndarray, p: NormParams, eps: float) -> np.ndarray:
     """``(x - mean) / sqrt(var + eps) * gain + bias`` over features; eps inside the sqrt (Ba et al. 2016)."""
-    centred = x - x.mean(axis=-1, keepdims=True)
-    return centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + eps) * p.gain + p.bias
+    centred = x - _feature_mean(x)
+    return centred / np.sqrt(_feature_mean(centred * centred) + eps) * p.gain + p.bias
 
 
 def rms_norm(x: np.ndarray, p: NormParams, eps: float) -> np.ndarray:
     """``x / sqrt(mean(x^2) + eps) * gain``; no centring, no bias (Zhang & Sennrich 2019)."""
-    return x / np.sqrt((x**2).mean(axis=-1, keepdims=True) + eps) * p.gain
+    return x / np.sqrt(_feature_mean(x * x) + eps) * p.gain
 
 
 def normalize(x: np.ndarray, p: NormParams, kind: str, eps: float) -> np.ndarray:

@@ -126,11 +126,6 @@ def test_maximum_depth_runs(capsys):
     assert all(math.isfinite(r["symptom_cause"]) for r in rows)  # default config stays finite
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: cli._format_rows uses json.dumps with allow_nan=True, so a diverging stack "
-    "(e.g. --norm none --depth 200) prints bare NaN/Infinity tokens, which are not valid JSON (RFC 8259)",
-)
 def test_json_output_is_strict_json_even_when_the_stack_diverges(capsys):
     out = run(capsys, "trace", "--format", "json", "--depth", "200", "--norm", "none")
 

@@ -80,7 +80,7 @@ def test_both_stabilisers_hold_the_tokens_apart(depth):
 def test_both_stabilisers_hold_at_every_depth_not_only_at_the_end():
     r = readouts(lesson_trace(StackConfig(depth=200)), ACTION_TOKEN)
     assert np.all(r.relative_residual >= 0.1)
-    assert r.scenario_angle[0] == 0.0  # the action token starts the same in both sentences
+    assert r.scenario_angle[0] < 1e-6  # the action token starts the same in both sentences
     assert np.all(r.scenario_angle[1:] >= 2.0)
 
 
