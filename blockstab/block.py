@@ -81,8 +81,11 @@ class StackConfig:
     eps: float = 1e-5
 
     def __post_init__(self):
-        if not (isinstance(self.depth, int) and 1 <= self.depth <= MAX_DEPTH):
+        whole = isinstance(self.depth, int | np.integer) and not isinstance(self.depth, bool)
+        if not (whole and 1 <= self.depth <= MAX_DEPTH):
             raise ValueError(f"depth must be an integer from 1 to {MAX_DEPTH}, got {self.depth!r}")
+        if not isinstance(self.residual, bool | np.bool_) or not isinstance(self.causal, bool | np.bool_):
+            raise ValueError("residual and causal must be True or False")
         for value, allowed in (
             (self.norm, NORM_KINDS),
             (self.placement, PLACEMENTS),
@@ -90,7 +93,7 @@ class StackConfig:
         ):
             if value not in allowed:
                 raise ValueError(f"{value!r} is not one of {allowed}")
-        if not (np.isfinite(self.eps) and self.eps > 0):
+        if not (isinstance(self.eps, float | int) and np.isfinite(self.eps) and self.eps > 0):
             raise ValueError(f"eps must be positive, got {self.eps!r}")
 
     @cached_property

@@ -32,7 +32,7 @@ def random_block(
     """One block of random weights; biases zero, norm gains one."""
     if scheme not in INIT_SCHEMES:
         raise ValueError(f"{scheme!r} is not one of {INIT_SCHEMES}")
-    if d_model % heads:
+    if heads < 1 or d_model % heads:
         raise ValueError(f"d_model {d_model} is not divisible by {heads} heads")
     attn = AttentionParams(
         w_query=_matrix(rng, d_model, d_model, scheme),

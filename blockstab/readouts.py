@@ -70,9 +70,9 @@ def mean_pairwise_cosine(x: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         unit = scaled / vector_norm(scaled)[..., None]
         gram = unit @ np.swapaxes(unit, -1, -2)
-    tokens = x.shape[-2]
-    off_diagonal = gram.sum(axis=(-1, -2)) - np.trace(gram, axis1=-2, axis2=-1)
-    return off_diagonal / (tokens * (tokens - 1))
+        tokens = x.shape[-2]
+        off_diagonal = gram.sum(axis=(-1, -2)) - np.trace(gram, axis1=-2, axis2=-1)
+        return off_diagonal / (tokens * (tokens - 1))
 
 
 def feature_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -34,6 +34,10 @@ class FeedForwardParams:
     b_out: np.ndarray
     activation: str = "relu"
 
+    def __post_init__(self):
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"{self.activation!r} is not one of {ACTIVATIONS}")
+
 
 @dataclass(frozen=True)
 class NormParams:
@@ -93,7 +97,7 @@ def relu(x: np.ndarray) -> np.ndarray:
 
 def feed_forward(x: np.ndarray, p: FeedForwardParams) -> np.ndarray:
     """``act(x W_in + b_in) W_out + b_out``, applied to every position alike."""
-    act = relu if p.activation == "relu" else gelu
+    act = {"relu": relu, "gelu": gelu}[p.activation]
     return act(x @ p.w_in + p.b_in) @ p.w_out + p.b_out
 
 
@@ -119,4 +123,6 @@ def normalize(x: np.ndarray, p: NormParams, kind: str, eps: float) -> np.ndarray
         return layer_norm(x, p, eps)
     if kind == "rmsnorm":
         return rms_norm(x, p, eps)
-    return x
+    if kind == "none":
+        return x
+    raise ValueError(f"{kind!r} is not one of {NORM_KINDS}")

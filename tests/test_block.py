@@ -532,3 +532,32 @@ def test_large_model_runs_finite(placement, norm):
     assert np.all(np.isfinite(trace.values))
     assert np.all(np.isfinite(trace.output))
     assert_allclose(trace.attention.sum(axis=-1), 1.0, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"depth": True}, {"residual": "off"}, {"causal": 1}, {"eps": "a"}, {"eps": None}],
+)
+def test_stack_config_rejects_values_of_the_wrong_type(kwargs):
+    with pytest.raises(ValueError):
+        StackConfig(**kwargs)
+
+
+def test_stack_config_accepts_numpy_integers_for_depth():
+    assert StackConfig(depth=np.int64(3)).depth == 3
+
+
+def test_unknown_norm_kind_and_activation_are_refused():
+    from blockstab.sublayers import FeedForwardParams, NormParams, normalize
+
+    with pytest.raises(ValueError):
+        normalize(np.ones((1, 2, 2)), NormParams.identity(2), "batchnorm", 1e-5)
+    with pytest.raises(ValueError):
+        FeedForwardParams(np.eye(2), np.zeros(2), np.eye(2), np.zeros(2), activation="tanh")
+
+
+@pytest.mark.parametrize("heads", [0, -3])
+def test_random_block_refuses_nonpositive_heads(heads):
+
+    with pytest.raises(ValueError):
+        random_block(np.random.default_rng(0), 6, heads, 8)

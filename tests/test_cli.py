@@ -134,6 +134,10 @@ def test_json_output_is_strict_json_even_when_the_stack_diverges(capsys):
 
     rows = json.loads(out, parse_constant=reject)
     assert len(rows) == 2 * 200 * STAGES
+    values = [r[axis] for r in rows for axis in ("symptom_cause", "recovery_state")]
+    assert any(v is None for v in values)  # the stack really diverged; overflowed values are null
+    assert all(v is None or math.isfinite(v) for v in values)
+    assert rows[0]["symptom_cause"] is not None  # the input row is still a number
 
 
 def test_lesson_json(capsys):

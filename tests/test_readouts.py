@@ -61,6 +61,14 @@ def test_cosine_and_angle_basics(a, b, degrees):
     assert_allclose(angle_degrees(b, a), degrees, atol=1e-6)
 
 
+@pytest.mark.parametrize("radians", [1e-9, 1e-6, 3e-4])
+def test_angle_degrees_is_precise_near_0_and_180(radians):
+    a = np.array([1.0, 0.0])
+    b = np.array([math.cos(radians), math.sin(radians)])
+    assert_allclose(angle_degrees(a, b), math.degrees(radians), rtol=1e-6)
+    assert_allclose(angle_degrees(a, -b), 180.0 - math.degrees(radians), rtol=1e-12)
+
+
 def test_cosine_of_zero_vector_is_nan():
     assert np.isnan(cosine(np.zeros(3), np.ones(3)))
 
@@ -169,6 +177,8 @@ def test_cosine_and_norm_at_extreme_magnitudes(scale):
     a, b = np.array([3.0, 4.0]), np.array([1.0, 0.0])
     assert_allclose(vector_norm(scale * a), 5.0 * scale, rtol=1e-12)
     assert_allclose(cosine(scale * a, b), 0.6, rtol=1e-12)
+    assert_allclose(cosine(scale * a, (1.0 / scale) * b), 0.6, rtol=1e-12)
+    assert_allclose(angle_degrees(scale * a, b), math.degrees(math.acos(0.6)), rtol=1e-12)
     x = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
     assert_allclose(mean_pairwise_cosine(scale * x), mean_pairwise_cosine(x), rtol=1e-12)
 
