@@ -2,14 +2,16 @@
 
 import streamlit as st
 
+from ui.controls import check_query
 from ui.text import Text
 from ui.widgets import app_chrome, language, warn_about_url
 
 projector_link = st.query_params.get("projector") == "true"
 st.set_page_config(page_title="BlockStab", page_icon=":material/layers:", layout="wide",
                    initial_sidebar_state="collapsed" if projector_link else "auto")
+url_problems = check_query(st.query_params.to_dict())  # before anything rewrites the URL
 t = Text(language())
-warn_about_url(t)
+warn_about_url(t, url_problems)
 st.session_state["projector_on"] = app_chrome(t)
 
 pages = [

@@ -27,5 +27,5 @@ class Text:
         self.lang = lang if lang in LANGUAGES else "en"
         self._strings = catalog(self.lang)
 
-    def __call__(self, key: str, **values) -> str:
+    def __call__(self, key: str, /, **values) -> str:
         return self._strings[key].format(**values) if values else self._strings[key]

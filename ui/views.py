@@ -56,8 +56,8 @@ def _layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Fig
     fig.update_layout(
         title={"text": title, "font": {"size": s["font"] + 2}},
         font={"size": s["font"]}, height=s["height"], template="plotly_white",
-        margin={"l": 60, "r": 20, "t": 50, "b": 60},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
+        margin={"l": 60, "r": 20, "t": 50, "b": 80},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0},
     )
     return fig
 
@@ -122,7 +122,8 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
             ))
             if focused or stage == "attention_residual":
                 fig.add_annotation(x=end[0], y=end[1], text=f"[{end[0]:.3f}, {end[1]:.3f}]", showarrow=False,
-                                   yshift=-18 if row else 18, font={"color": colour, "size": s["font"]})
+                                   xanchor="left" if row else "right", xshift=10 if row else -10,
+                                   bgcolor="rgba(255,255,255,0.8)", font={"color": colour, "size": s["font"]})
             ends += [start, end]
     title = t("fig.block.title", block=state.shown_block, stage=t("stage." + state.focus))
     _layout(fig, state, t, title)

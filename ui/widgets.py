@@ -44,9 +44,9 @@ def app_chrome(t: Text) -> bool:
     return projector
 
 
-def warn_about_url(t: Text) -> None:
-    """Say which URL parameters were ignored, before the widgets silently drop them."""
-    for key, value in check_query(st.query_params.to_dict()):
+def warn_about_url(t: Text, problems: list[tuple[str, str]]) -> None:
+    """Say which URL parameters were ignored (the widgets would drop them silently)."""
+    for key, value in problems:
         shown = value if len(value) <= 40 else value[:40] + "…"
         st.warning(t("url.ignored", key=key[:40], value=shown), icon=":material/link_off:")
 
@@ -68,7 +68,7 @@ def explorer_controls(t: Text, projector: bool) -> ExplorerState:
     figures, the rest in the sidebar) and return the resulting state."""
     values = {}
     in_row = [c for c in CONTROLS if projector and c.primary]
-    for control, column in zip(in_row, st.columns([5, 3, 3, 3]) if in_row else [], strict=True):
+    for control, column in zip(in_row, st.columns([4, 3, 3, 3]) if in_row else [], strict=True):
         with column:
             values[control.key] = render_control(control, t)
     with st.sidebar:
