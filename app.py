@@ -16,6 +16,10 @@ st.session_state["projector_on"] = app_chrome(t)
 
 pages = [
     st.Page("pages/explorer.py", title=t("page.explorer"), icon=":material/science:", url_path="explore", default=True),
+    st.Page("pages/tour.py", title=t("page.tour"), icon=":material/slideshow:", url_path="walk"),
+    st.Page("pages/worked_case.py", title=t("page.case"), icon=":material/table_chart:", url_path="case"),
+    st.Page("pages/exercises.py", title=t("page.exercises"), icon=":material/quiz:", url_path="practice"),
     st.Page("pages/norm_geometry.py", title=t("page.geometry"), icon=":material/change_history:", url_path="geometry"),
+    st.Page("pages/teachers.py", title=t("page.teachers"), icon=":material/school:", url_path="teach"),
 ]
 st.navigation(pages, position="sidebar").run()

@@ -106,10 +106,11 @@ def readouts(trace: Trace, action_token: int) -> Readouts:
     action = stream[:, :, action_token]
     two = stream.shape[1] >= 2
     angle = angle_degrees(action[:, 0], action[:, 1]) if two else np.full(stream.shape[0], np.nan)
-    moments = tuple(
-        (before, after, feature_moments(trace.stage(before)), feature_moments(trace.stage(after)))
-        for before, after in NORM_PAIRS[trace.config.placement]
-    )
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverging stack's moments are inf, honestly
+        moments = tuple(
+            (before, after, feature_moments(trace.stage(before)), feature_moments(trace.stage(after)))
+            for before, after in NORM_PAIRS[trace.config.placement]
+        )
     return Readouts(
         token_norm=vector_norm(stream),
         token_rms=rms(stream),

@@ -28,11 +28,22 @@ class Control:
             return {"true": True, "false": False}.get(raw.strip().lower())
         if self.kind == "choice":
             return raw if raw in self.options else None
+        if self.kind == "keys":
+            keys = tuple(k for k in raw.split(",") if k)
+            return keys if keys and all(k in self.options for k in keys) else None
         try:
             value = int(raw)
         except ValueError:
             return None
         return value if self.low <= value <= self.high else None
+
+    def format(self, value) -> str:
+        """The URL string for a value (inverse of :meth:`parse`)."""
+        if self.kind == "toggle":
+            return "true" if value else "false"
+        if self.kind == "keys":
+            return ",".join(value)
+        return str(value)
 
 
 CONTROLS = (
@@ -50,7 +61,19 @@ APP_CONTROLS = (
     Control("lang", "choice", None, ("en", "zh")),
     Control("projector", "toggle", False),
 )
-BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS)}
+# ``show`` hides every Explorer control not listed (a teacher's classroom link);
+# ``step`` is the guided tour's step (its range is checked by the tour page).
+PAGE_CONTROLS = (
+    Control("show", "keys", None, tuple(c.key for c in CONTROLS)),
+    Control("step", "int", 1, low=1, high=99),
+)
+BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS)}
+
+
+def explorer_query(view: dict, **extra) -> dict[str, str]:
+    """URL parameters that open the Explorer on ``view`` (control key -> value); defaults left out."""
+    query = {k: BY_KEY[k].format(v) for k, v in view.items() if v != BY_KEY[k].default}
+    return {**query, **{k: BY_KEY[k].format(v) for k, v in extra.items() if v is not None}}
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 
 from blockstab.block import StackConfig, Trace
 from blockstab.geometry import layernorm_plane_coordinates, layernorm_points_2d, rmsnorm_circle
-from blockstab.lesson import ACTION_TOKEN, COURSE_TABLE, lesson_trace, token_names
+from blockstab.lesson import ACTION_TOKEN, CONTEXT_TOKEN, COURSE_TABLE, lesson_trace, token_names
 from blockstab.readouts import Readouts, readouts
 from blockstab.sublayers import NormParams, layer_norm, rms_norm
 
@@ -220,26 +220,33 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
     return fig
 
 
-def verdict(state: ExplorerState, result: Exploration, t: Text) -> str:
-    """One sentence a class can read at a glance, computed from the readouts."""
+def verdict_reading(state: ExplorerState, result: Exploration) -> tuple[str, dict]:
+    """Which verdict the readouts call for: its catalog key and the numbers that fill it in."""
     r = result.readouts
     collapsed = np.nonzero(np.all(r.relative_residual <= COLLAPSE_LIMIT, axis=1))[0]
     if collapsed.size:
-        return t("verdict.collapse", block=int(collapsed[0]))
+        return "verdict.collapse", {"block": int(collapsed[0])}
     with np.errstate(all="ignore"):
         ratio = r.action_norm / r.action_norm[0]
     finite = np.where(np.isfinite(ratio), ratio, np.inf)
     grown = np.nonzero(np.any(finite >= RANGE_LIMIT, axis=1))[0]
     if grown.size:
         final = finite[-1].max()
-        size = t("verdict.overflow") if not np.isfinite(final) else f"{final:.3g}"
-        return t("verdict.grew", block=int(grown[0]), factor=size)
+        return "verdict.grew", {"block": int(grown[0]), "factor": f"{final:.3g}" if np.isfinite(final) else None}
     shrunk = np.nonzero(np.any(finite <= 1 / RANGE_LIMIT, axis=1))[0]
     if shrunk.size:
-        return t("verdict.shrank", block=int(shrunk[0]), factor=f"{finite[-1].min():.3g}")
+        return "verdict.shrank", {"block": int(shrunk[0]), "factor": f"{finite[-1].min():.3g}"}
     key = "verdict.stable_two" if len(state.scenarios) == 2 else "verdict.stable_one"
-    return t(key, spread=float(r.relative_residual[-1].min()), angle=float(r.scenario_angle[-1]),
-             size=float(r.action_norm[-1].max()), depth=state.depth)
+    return key, {"spread": float(r.relative_residual[-1].min()), "angle": float(r.scenario_angle[-1]),
+                 "size": float(r.action_norm[-1].max()), "depth": state.depth}
+
+
+def verdict(state: ExplorerState, result: Exploration, t: Text) -> str:
+    """One sentence a class can read at a glance, computed from the readouts."""
+    key, values = verdict_reading(state, result)
+    if values.get("factor", "") is None:
+        values = {**values, "factor": t("verdict.overflow")}
+    return t(key, **values)
 
 
 def course_table_matches(result: Exploration, state: ExplorerState) -> bool:
@@ -311,3 +318,58 @@ def geometry_3d_figure(state: ExplorerState, t: Text, samples: int = 200, seed: 
     fig.update_xaxes(title_text=t("geometry.plane_u"), range=[-2.2, 2.2])
     fig.update_yaxes(title_text=t("geometry.plane_v"), range=[-2.2, 2.2], scaleanchor="x")
     return fig
+
+
+def tokens_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
+    """The sentence before any block: every token's embedding as an arrow from the origin."""
+    s = _style(state)
+    x = result.trace.stream[0]  # (batch, tokens, 2)
+    fig = go.Figure()
+    for row, scenario in enumerate(state.scenarios):
+        for i, name in enumerate(token_names(scenario)):
+            shared = i != CONTEXT_TOKEN
+            if shared and row > 0:
+                continue
+            colour = "#000000" if i == ACTION_TOKEN else (OTHER_TOKENS if shared else SCENARIO_COLOURS[scenario])
+            v = x[row, i]
+            fig.add_trace(go.Scatter(x=[0, v[0]], y=[0, v[1]], mode="lines+markers+text", name=t("token." + name),
+                                     text=["", t("token." + name)], textposition="top center",
+                                     line={"color": colour, "width": s["line"] * (1.4 if i == ACTION_TOKEN else 0.8)},
+                                     marker={"size": [0, s["marker"]], "color": colour},
+                                     textfont={"color": colour, "size": s["font"]}, showlegend=False,
+                                     hovertemplate=f"{t('token.' + name)}: [%{{x:.3f}}, %{{y:.3f}}]<extra></extra>"))
+    _layout(fig, state, t, t("fig.tokens.title"))
+    _plane_axes(fig, t, x.reshape(-1, 2))
+    return fig
+
+
+def course_case_rows(result: Exploration, state: ExplorerState, t: Text) -> list[dict]:
+    """The course's worked case: the action token after block 1's attention residual, computed,
+    beside the published figure and the reading of each scenario."""
+    values = result.trace.stage("attention_residual")[0, :, ACTION_TOKEN]
+    return [{
+        t("case.col.scenario"): t("scenario." + scenario),
+        t("case.col.computed"): f"[{values[row][0]:.3f}, {values[row][1]:.3f}]",
+        t("case.col.course"): f"[{COURSE_TABLE[scenario][0]:.3f}, {COURSE_TABLE[scenario][1]:.3f}]",
+        t("case.col.reading"): t("case.reading." + scenario),
+    } for row, scenario in enumerate(state.scenarios)]
+
+
+THREE_STAGES = ("attention", "attention_residual", "attention_norm")
+
+
+def three_stage_rows(result: Exploration, state: ExplorerState, t: Text) -> list[dict]:
+    """Only new computation / after the residual / after normalization, live, in block 1."""
+    rows = []
+    for stage in THREE_STAGES:
+        row = {t("case.col.stage"): t("case.stage." + stage)}
+        for b, scenario in enumerate(state.scenarios):
+            v = result.trace.stage(stage)[0, b, ACTION_TOKEN]
+            row[t("scenario." + scenario)] = f"[{v[0]:.3f}, {v[1]:.3f}]"
+        row[t("case.col.question")] = t("case.question." + stage)
+        row[t("case.col.without")] = t("case.without." + stage)
+        rows.append(row)
+    return rows
+
+
+TOUR_FIGURES = {"tokens": tokens_figure, "block": block_figure, "depth": depth_figure, "readouts": readouts_figure}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .controls import APP_CONTROLS, CONTROLS, Control, ExplorerState, check_query
+from .controls import APP_CONTROLS, BY_KEY, CONTROLS, Control, ExplorerState, explorer_query
 from .text import LANGUAGES, Text, language_for_locale
 
 PROJECTOR_CSS = """<style>
@@ -55,25 +55,57 @@ def render_control(control: Control, t: Text):
     """One widget from its table row, bound to the URL under its key."""
     label = t("control." + control.key)
     common = {"key": control.key, "bind": "query-params", "help": t("help." + control.key)}
+    preset = control.key in st.session_state  # set by "open in Explorer": then no default as well
     if control.kind == "toggle":
-        return st.toggle(label, value=control.default, **common)
-    if control.kind == "choice":
-        return st.radio(label, control.options, index=control.options.index(control.default), horizontal=True,
-                        format_func=lambda option: t(f"option.{control.key}.{option}"), **common)
-    return st.slider(label, control.low, control.high, value=control.default, **common)
+        return st.toggle(label, **common, **({} if preset else {"value": control.default}))
+    if control.kind == "choice":  # Streamlit's binding would put the translated label in the URL
+        if not preset:
+            st.session_state[control.key] = _url_value(control)
+        value = st.radio(label, control.options, horizontal=True, key=control.key, help=common["help"],
+                         format_func=lambda option: t(f"option.{control.key}.{option}"))
+        _write_to_url(control, value)
+        return value
+    return st.slider(label, control.low, control.high, **common, **({} if preset else {"value": control.default}))
+
+
+def _write_to_url(control: Control, value) -> None:
+    """Keep a language-neutral id in the URL; a default value leaves the URL clean."""
+    if value == control.default:
+        st.query_params.pop(control.key, None)
+    else:
+        st.query_params[control.key] = control.format(value)
+
+
+def _url_value(control: Control):
+    raw = st.query_params.get(control.key)
+    parsed = None if raw is None else control.parse(raw)
+    return control.default if parsed is None else parsed
 
 
 def explorer_controls(t: Text, projector: bool) -> ExplorerState:
     """Render the Explorer's controls (in projector mode the primary ones in a row above the
-    figures, the rest in the sidebar) and return the resulting state."""
-    values = {}
-    in_row = [c for c in CONTROLS if projector and c.primary]
-    for control, column in zip(in_row, st.columns([4, 3, 3, 3]) if in_row else [], strict=True):
+    figures, the rest in the sidebar) and return the resulting state. Controls left out of a
+    teacher's ``show=`` list are not drawn and keep the link's value."""
+    shown = _url_value(BY_KEY["show"]) or tuple(c.key for c in CONTROLS)
+    visible = [c for c in CONTROLS if c.key in shown]
+    values = {c.key: _url_value(c) for c in CONTROLS if c.key not in shown}
+    in_row = [c for c in visible if projector and c.primary]
+    columns = st.columns([4 if c.kind == "choice" else 3 for c in in_row]) if in_row else []
+    for control, column in zip(in_row, columns, strict=True):
         with column:
             values[control.key] = render_control(control, t)
-    with st.sidebar:
-        st.subheader(t("explorer.controls"))
-        for control in CONTROLS:
-            if control not in in_row:
+    sidebar = [c for c in visible if c not in in_row]
+    if sidebar:
+        with st.sidebar:
+            st.subheader(t("explorer.controls"))
+            for control in sidebar:
                 values[control.key] = render_control(control, t)
     return ExplorerState(**{c.key: values[c.key] for c in CONTROLS}, projector=projector)
+
+
+def open_in_explorer(view: dict) -> None:
+    """Switch to the Explorer showing ``view`` (every other control back to its default)."""
+    for control in CONTROLS:
+        st.session_state[control.key] = view.get(control.key, control.default)
+    query = explorer_query(view, lang=st.query_params.get("lang"))
+    st.switch_page("pages/explorer.py", query_params=query)

@@ -1,0 +1,64 @@
+"""Exercises: predict, then reveal, then see it in the Explorer; and the self-check list."""
+
+import streamlit as st
+
+from ui.lessons import CHECKLIST, QUESTIONS
+from ui.text import Text
+from ui.widgets import language, open_in_explorer
+
+t = Text(language())
+
+
+def answer_key(question) -> str:
+    return f"answer_{question.id}"
+
+
+def first_key(question) -> str:
+    return f"first_answer_{question.id}"
+
+
+def remember_first(question) -> None:
+    """The score counts a student's first choice; later choices only show their feedback."""
+    st.session_state.setdefault(first_key(question), st.session_state[answer_key(question)])
+
+
+def reset() -> None:
+    for question in QUESTIONS:
+        st.session_state.pop(answer_key(question), None)
+        st.session_state.pop(first_key(question), None)
+
+
+first = {q.id: st.session_state.get(first_key(q)) for q in QUESTIONS}
+answered = [q for q in QUESTIONS if first[q.id] is not None]
+right = sum(first[q.id] == q.answer for q in answered)
+
+st.title(t("ex.title"))
+score, reset_column = st.columns([4, 1])
+score.metric(t("ex.score"), t("ex.score_value", right=right, answered=len(answered), total=len(QUESTIONS)))
+reset_column.button(t("ex.reset"), key="ex_reset", on_click=reset, icon=":material/restart_alt:")
+
+for exercise in (1, 2):
+    st.header(t(f"ex.{exercise}.title"))
+    st.caption(t(f"ex.{exercise}.intro"))
+    for question in (q for q in QUESTIONS if q.exercise == exercise):
+        with st.container(border=True):
+            choice = st.radio(t(f"ex.{question.id}.prompt"), question.choices, index=None,
+                              key=answer_key(question), format_func=lambda c, q=question: t(q.choice_key(c)),
+                              on_change=remember_first, args=(question,))
+            if choice is None:
+                continue
+            verdict = "ex.right" if choice == question.answer else "ex.wrong"
+            feedback = st.success if choice == question.answer else st.error
+            feedback(t(verdict, answer=t(question.choice_key(question.answer))))
+            st.markdown(t(f"ex.{question.id}.explain"))
+            if st.button(t("ex.show_me"), key=f"show_{question.id}", icon=":material/visibility:"):
+                open_in_explorer(question.show_me)
+    st.info(t(f"ex.{exercise}.rule"))
+
+st.header(t("check.title"))
+for item in CHECKLIST:
+    text, demo = st.columns([4, 1])
+    text.markdown(t(f"check.{item.id}"))
+    if demo.button(t("check.demo"), key=f"check_{item.id}", icon=":material/play_arrow:"):
+        open_in_explorer(item.view)
+st.success(t("check.summary"))

@@ -1,0 +1,31 @@
+"""For teachers: a ten-minute script, ready-made links, and classroom links that hide controls."""
+
+import streamlit as st
+
+from ui.controls import CONTROLS, explorer_query
+from ui.lessons import PRESETS
+from ui.text import Text
+from ui.widgets import language, open_in_explorer
+
+t = Text(language())
+
+st.title(t("teach.title"))
+st.markdown(t("teach.script"))
+
+st.header(t("teach.presets"))
+for preset in PRESETS:
+    with st.container(border=True):
+        text, go = st.columns([4, 1])
+        text.markdown(t(f"preset.{preset.id}"))
+        text.code("?" + "&".join(f"{k}={v}" for k, v in explorer_query(preset.view, lang=t.lang).items()),
+                  language=None)
+        if go.button(t("teach.open"), key=f"preset_{preset.id}", icon=":material/open_in_new:"):
+            open_in_explorer(preset.view)
+
+st.header(t("teach.hide_title"))
+st.markdown(t("teach.hide_intro"))
+keep = st.multiselect(t("teach.hide_pick"), [c.key for c in CONTROLS], default=["residual", "norm", "depth"],
+                      format_func=lambda key: t("control." + key), key="teach_show")
+if keep:
+    st.code("?" + "&".join(f"{k}={v}" for k, v in explorer_query({}, lang=t.lang, show=tuple(keep)).items()),
+            language=None)

@@ -1,0 +1,45 @@
+"""Guided tour: one block, stage by stage, like slides a teacher drives from the projector."""
+
+import streamlit as st
+
+from ui.lessons import TOUR
+from ui.text import Text
+from ui.views import TOUR_FIGURES, explore
+from ui.widgets import language, open_in_explorer
+
+explore_cached = st.cache_resource(max_entries=256, show_spinner=False)(explore)
+t = Text(language())
+projector = st.session_state.get("projector_on", False)
+
+
+def current_step() -> int:
+    """The 1-based step from the URL, clamped to the tour (the router reports bad values)."""
+    raw = st.query_params.get("step", "1")
+    return min(max(int(raw), 1), len(TOUR)) if raw.isdigit() else 1
+
+
+def go_to(step: int) -> None:
+    st.query_params["step"] = str(step)
+
+
+number = current_step()
+st.query_params["step"] = str(number)
+step = TOUR[number - 1]
+
+st.title(t("tour.title"))
+st.progress(number / len(TOUR), text=t("tour.indicator", step=number, total=len(TOUR)))
+back, forward, _ = st.columns([1, 1, 4])
+back.button(t("tour.previous"), key="tour_previous", disabled=number == 1, on_click=go_to, args=(number - 1,),
+            use_container_width=True)
+forward.button(t("tour.next"), key="tour_next", disabled=number == len(TOUR), on_click=go_to, args=(number + 1,),
+               use_container_width=True)
+
+st.subheader(t(f"tour.{step.id}.title"))
+text, figure = st.columns([2, 3])
+with text:
+    st.markdown(t(f"tour.{step.id}.body"))
+    if st.button(t("tour.open_in_explorer"), key="tour_open", icon=":material/open_in_new:"):
+        open_in_explorer(step.view)
+with figure:
+    state = step.state(projector)
+    st.plotly_chart(TOUR_FIGURES[step.figure](state, explore_cached(state), t), key="tour_figure")

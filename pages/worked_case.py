@@ -1,0 +1,27 @@
+"""The course's worked case: the action token must not lose its original meaning."""
+
+import streamlit as st
+
+from ui.controls import ExplorerState
+from ui.text import Text
+from ui.views import block_figure, course_case_rows, explore, three_stage_rows
+from ui.widgets import language, open_in_explorer
+
+t = Text(language())
+state = ExplorerState(depth=1, focus="attention_norm", projector=st.session_state.get("projector_on", False))
+result = st.cache_resource(max_entries=8, show_spinner=False)(explore)(state)
+
+st.title(t("case.title"))
+st.markdown(t("case.intro"))
+left, right = st.columns([3, 2])
+with left:
+    st.subheader(t("case.table_title"))
+    st.dataframe(course_case_rows(result, state, t), hide_index=True)
+    st.markdown(t("case.reading"))
+    st.subheader(t("case.stages_title"))
+    st.dataframe(three_stage_rows(result, state, t), hide_index=True)
+    st.markdown(t("case.conclusion"))
+with right:
+    st.plotly_chart(block_figure(state, result, t), key="case_figure")
+    if st.button(t("tour.open_in_explorer"), key="case_open", icon=":material/open_in_new:"):
+        open_in_explorer({"depth": 1, "focus": "attention_norm"})
