@@ -53,7 +53,8 @@ for exercise in (1, 2):
             st.markdown(t(f"ex.{question.id}.explain"))
             if st.button(t("ex.show_me"), key=f"show_{question.id}", icon=":material/visibility:"):
                 open_in_explorer(question.show_me)
-    st.info(t(f"ex.{exercise}.rule"))
+    if all(first[q.id] is not None for q in QUESTIONS if q.exercise == exercise):
+        st.info(t(f"ex.{exercise}.rule"))  # the take-away, once every prediction is in
 
 st.header(t("check.title"))
 for item in CHECKLIST:
