@@ -18,10 +18,10 @@ with left:
     st.subheader(t("case.table_title"))
     st.dataframe(course_case_rows(result, state, t), hide_index=True)
     st.markdown(t("case.reading"))
-    st.subheader(t("case.stages_title"))
-    st.dataframe(three_stage_rows(result, state, t), hide_index=True)
-    st.markdown(t("case.conclusion"))
 with right:
     st.plotly_chart(block_figure(state, result, t), key="case_figure")
     if st.button(t("tour.open_in_explorer"), key="case_open", icon=":material/open_in_new:"):
         open_in_explorer({"depth": 1, "focus": "attention_norm"})
+st.subheader(t("case.stages_title"))
+st.dataframe(three_stage_rows(result, state, t), hide_index=True)
+st.markdown(t("case.conclusion"))

@@ -25,7 +25,7 @@ class Control:
     def parse(self, raw: str):
         """The typed value for a URL string, or ``None`` when the string is not allowed."""
         if self.kind == "toggle":
-            return {"true": True, "false": False}.get(raw.strip().lower())
+            return {"true": True, "false": False}.get(raw.lower())  # as Streamlit's binding: no spaces
         if self.kind == "choice":
             return raw if raw in self.options else None
         if self.kind == "keys":

@@ -64,7 +64,7 @@ def _layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Fig
 
 def _plane_axes(fig: go.Figure, t: Text, points: np.ndarray, **where) -> None:
     finite = points[np.all(np.isfinite(points), axis=-1)]
-    reach = max(1.6, float(np.abs(finite).max()) * 1.15) if finite.size else 2.0
+    reach = max(1.6, float(np.abs(finite).max()) * 1.3) if finite.size else 2.0
     fig.update_xaxes(title_text=t("axis.symptom_cause"), range=[-reach, reach], zeroline=True, **where)
     fig.update_yaxes(title_text=t("axis.recovery_state"), range=[-reach, reach], zeroline=True,
                      scaleanchor="x" if not where else None, **where)
@@ -172,21 +172,22 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     fig.frames = [go.Frame(data=current(d), traces=moving, name=str(d)) for d in range(depth + 1)]
     fig.update_layout(
         sliders=[{
-            "active": start, "currentvalue": {"prefix": t("legend.block") + ": "}, "y": -0.08,
+            "active": start, "currentvalue": {"prefix": t("legend.block") + ": "}, "y": -0.18, "x": 0.12,
+            "len": 0.88,
             "pad": {"t": 30}, "font": {"size": s["font"] - 2},
             "steps": [{"label": str(d), "method": "animate",
                        "args": [[str(d)], {"mode": "immediate", "frame": {"duration": 0, "redraw": False},
                                            "transition": {"duration": 0}}]} for d in range(depth + 1)],
         }],
         updatemenus=[{
-            "type": "buttons", "x": 0, "y": -0.12, "xanchor": "right", "yanchor": "top", "direction": "left",
+            "type": "buttons", "x": 0, "y": -0.2, "xanchor": "left", "yanchor": "top", "direction": "left",
             "buttons": [{"label": "▶", "method": "animate",
                          "args": [None, {"frame": {"duration": 120, "redraw": False}, "fromcurrent": True,
                                          "transition": {"duration": 0}}]}],
         }],
     )
     _layout(fig, state, t, t("fig.depth.title", depth=depth))
-    fig.update_layout(showlegend=False, margin={"b": 40})
+    fig.update_layout(showlegend=False, margin={"b": 120})
     _plane_axes(fig, t, stream[:, :, :, :].reshape(-1, 2))
     return fig
 
@@ -232,20 +233,28 @@ def verdict_reading(state: ExplorerState, result: Exploration) -> tuple[str, dic
     grown = np.nonzero(np.any(finite >= RANGE_LIMIT, axis=1))[0]
     if grown.size:
         final = finite[-1].max()
-        return "verdict.grew", {"block": int(grown[0]), "factor": f"{final:.3g}" if np.isfinite(final) else None}
+        if not np.isfinite(final):
+            return "verdict.grew_overflow", {"block": int(grown[0])}
+        return "verdict.grew", {"block": int(grown[0]), "factor": f"{final:.3g}"}
     shrunk = np.nonzero(np.any(finite <= 1 / RANGE_LIMIT, axis=1))[0]
     if shrunk.size:
         return "verdict.shrank", {"block": int(shrunk[0]), "factor": f"{finite[-1].min():.3g}"}
+    if state.norm_used == "layernorm" and on_layernorm_points(result):
+        return "verdict.layernorm_2d", {"depth": state.depth}
     key = "verdict.stable_two" if len(state.scenarios) == 2 else "verdict.stable_one"
     return key, {"spread": float(r.relative_residual[-1].min()), "angle": float(r.scenario_angle[-1]),
                  "size": float(r.action_norm[-1].max()), "depth": state.depth}
 
 
+def on_layernorm_points(result: Exploration, tolerance: float = 1e-3) -> bool:
+    """Does every token leave the stack at one of LayerNorm's two 2-D points, +-(1, -1)?"""
+    out = result.trace.stream[-1].reshape(-1, 1, 2)
+    return bool(np.all(np.min(np.linalg.norm(out - layernorm_points_2d(), axis=-1), axis=-1) < tolerance))
+
+
 def verdict(state: ExplorerState, result: Exploration, t: Text) -> str:
     """One sentence a class can read at a glance, computed from the readouts."""
     key, values = verdict_reading(state, result)
-    if values.get("factor", "") is None:
-        values = {**values, "factor": t("verdict.overflow")}
     return t(key, **values)
 
 

@@ -3,6 +3,8 @@ generic rendering of the control table."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from .controls import APP_CONTROLS, BY_KEY, CONTROLS, Control, ExplorerState, explorer_query
@@ -20,11 +22,12 @@ h1 { font-size: 1.9rem !important; padding: 0 !important; } h2, h3 { font-size: 
 
 
 def language() -> str:
-    """The URL's ``lang`` if valid, else the browser's language; written back to the URL."""
+    """The URL's ``lang`` if valid, else this session's choice (the sidebar's page links drop the
+    query string), else the browser's language; written back to the URL."""
     lang = st.query_params.get("lang")
     if lang not in LANGUAGES:
-        lang = language_for_locale(st.context.locale)
-    st.query_params["lang"] = lang
+        lang = st.session_state.get("lang") or language_for_locale(st.context.locale)
+    st.query_params["lang"] = st.session_state["lang"] = lang
     return lang
 
 
@@ -51,18 +54,19 @@ def warn_about_url(t: Text, problems: list[tuple[str, str]]) -> None:
         st.warning(t("url.ignored", key=key[:40], value=shown), icon=":material/link_off:")
 
 
-def render_control(control: Control, t: Text):
-    """One widget from its table row, bound to the URL under its key."""
+def render_control(control: Control, t: Text, compact: bool = False):
+    """One widget from its table row, bound to the URL under its key (``compact``: one line high)."""
     label = t("control." + control.key)
-    common = {"key": control.key, "bind": "query-params", "help": t("help." + control.key)}
+    common = {"key": control.key, "bind": "query-params", "help": None if compact else t("help." + control.key)}
     preset = control.key in st.session_state  # set by "open in Explorer": then no default as well
     if control.kind == "toggle":
         return st.toggle(label, **common, **({} if preset else {"value": control.default}))
     if control.kind == "choice":  # Streamlit's binding would put the translated label in the URL
         if not preset:
             st.session_state[control.key] = _url_value(control)
-        value = st.radio(label, control.options, horizontal=True, key=control.key, help=common["help"],
-                         format_func=lambda option: t(f"option.{control.key}.{option}"))
+        widget = st.selectbox if compact else partial(st.radio, horizontal=True)
+        value = widget(label, control.options, key=control.key, help=common["help"],
+                       format_func=lambda option: t(f"option.{control.key}.{option}"))
         _write_to_url(control, value)
         return value
     return st.slider(label, control.low, control.high, **common, **({} if preset else {"value": control.default}))
@@ -90,10 +94,10 @@ def explorer_controls(t: Text, projector: bool) -> ExplorerState:
     visible = [c for c in CONTROLS if c.key in shown]
     values = {c.key: _url_value(c) for c in CONTROLS if c.key not in shown}
     in_row = [c for c in visible if projector and c.primary]
-    columns = st.columns([4 if c.kind == "choice" else 3 for c in in_row]) if in_row else []
+    columns = st.columns([2.6 if c.kind == "choice" else 3.3 for c in in_row]) if in_row else []
     for control, column in zip(in_row, columns, strict=True):
         with column:
-            values[control.key] = render_control(control, t)
+            values[control.key] = render_control(control, t, compact=True)
     sidebar = [c for c in visible if c not in in_row]
     if sidebar:
         with st.sidebar:

@@ -1,0 +1,391 @@
+"""BlockStab in a real headless Chromium: deep links, clicks, the in-browser depth scrubber,
+language switch, shared links, projector mode and tampered links.
+
+Synchronisation: after every navigation or click the test waits for the app's
+``data-test-script-state`` to have been ``running`` and to be ``notRunning`` again, and for the
+data it asserts on to change (bounded ``wait_for_function`` polls), never for a fixed time.
+"""
+
+import ast
+import json
+import re
+import string
+from pathlib import Path
+
+import numpy as np
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from blockstab.lesson import ACTION_TOKEN
+from ui.controls import ExplorerState
+from ui.text import Text, catalog
+from ui.views import block_figure, explore
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+pytestmark = pytest.mark.browser
+
+IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
+READY = "h1, .js-plotly-plot, [data-testid=stException]"
+VERDICT = "[data-testid=stAlertContentInfo] [data-testid=stMarkdownContainer]"
+WARNINGS = "[data-testid=stAlertContentWarning] [data-testid=stMarkdownContainer]"
+EXCEPTION = "[data-testid=stException]"
+
+READ_CHART = """
+  const readChart = i => {
+    const gd = document.querySelectorAll('.js-plotly-plot')[i];
+    if (!gd || !gd._fullData) return null;
+    return gd._fullData.map(t => ({name: t.name, x: Array.from(t.x || [], Number), y: Array.from(t.y || [], Number)}));
+  };
+"""
+CHART_DATA = "(i) => {" + READ_CHART + "return readChart(i); }"
+CHART_CHANGED = "([i, before]) => {" + READ_CHART + """
+  const now = readChart(i);
+  return now !== null && JSON.stringify(now) !== before;
+}"""
+ALL_DRAWN = "() => { const p = [...document.querySelectorAll('.js-plotly-plot')];" \
+            " return p.length > 0 && p.every(gd => gd._fullData && gd.querySelector('.main-svg')); }"
+# Whatever the page has: no lazy-loading skeleton left, every chart drawn, every dataframe's grid in place.
+SETTLED = """() => !document.querySelector('[data-testid=stSkeleton]')
+  && [...document.querySelectorAll('.js-plotly-plot')]
+    .every(gd => gd._fullData && gd.querySelector('.main-svg'))
+  && [...document.querySelectorAll('[data-testid=stDataFrame]')].every(df => df.querySelector('canvas'))"""
+RUNS = "() => window.__scriptStates.filter(s => s === 'running').length"
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def says(text: str, lang: str, key: str) -> bool:
+    parts = []
+    for literal, field, _, _ in string.Formatter().parse(catalog(lang)[key]):
+        parts.append(re.escape(literal) + ("(.+?)" if field is not None else ""))
+    return re.fullmatch("".join(parts), text.strip(), re.DOTALL) is not None
+
+
+def plain(html: str) -> str:
+    """A Plotly title without the <b> tags Streamlit's chart theme wraps it in."""
+    return re.sub(r"<[^>]+>", "", html)
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def open_app(page, url: str, charts: bool = True) -> None:
+    """Navigate and wait until the script finished and (if expected) every chart is drawn."""
+    page.goto(url)
+    page.wait_for_selector(READY, state="attached")
+    page.wait_for_selector(IDLE, state="attached")
+    if charts and not page.query_selector(EXCEPTION):
+        page.wait_for_function(ALL_DRAWN)
+    page.wait_for_function(SETTLED)
+
+
+def runs(page) -> int:
+    return page.evaluate(RUNS)
+
+
+def wait_for_rerun(page, runs_before: int) -> None:
+    """Wait until a new script run has started and the app is idle again."""
+    page.wait_for_function(f"n => ({RUNS})() > n", arg=runs_before)
+    page.wait_for_selector(IDLE, state="attached")
+
+
+def chart(page, index: int) -> list[dict]:
+    return page.evaluate(CHART_DATA, index)
+
+
+def wait_for_chart_change(page, index: int, before: list[dict]) -> list[dict]:
+    page.wait_for_function(CHART_CHANGED, arg=[index, json.dumps(before)])
+    return chart(page, index)
+
+
+def assert_healthy(page) -> None:
+    assert page.query_selector(EXCEPTION) is None, page.inner_text(EXCEPTION)[:500]
+    assert page.js_errors == []
+
+
+def verdict_text(page) -> str:
+    return page.inner_text(VERDICT).strip()
+
+
+def assert_same_points(drawn: list[dict], fig) -> None:
+    assert [d["name"] for d in drawn] == [tr.name for tr in fig.data]
+    for d, tr in zip(drawn, fig.data, strict=True):
+        np.testing.assert_allclose(d["x"], np.asarray(tr.x, dtype=float), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(d["y"], np.asarray(tr.y, dtype=float), rtol=1e-9, atol=1e-12)
+
+
+def depth_chart_index(page) -> int:
+    return page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                         ".findIndex(gd => gd.layout && gd.layout.sliders && gd.layout.sliders.length)")
+
+
+# --- (a) cold deep links ----------------------------------------------------------------------
+
+
+def registered_pages() -> list[tuple[str, str, bool]]:
+    """(script, url_path, default) of every st.Page in app.py, read from its source."""
+    pages = []
+    for node in ast.walk(ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
+            kw = {k.arg: k.value for k in node.keywords}
+            url = kw["url_path"].value if "url_path" in kw else Path(node.args[0].value).stem
+            default = "default" in kw and kw["default"].value is True
+            pages.append((node.args[0].value, url, default))
+    return pages
+
+
+PAGES = registered_pages()
+TITLES = {"pages/explorer.py": "explorer.title", "pages/norm_geometry.py": "geometry.title"}
+CHARTS = {"pages/explorer.py": 3, "pages/norm_geometry.py": 2}
+LINKS = [(f"/{url}", script) for script, url, _ in PAGES] + [("/", s) for s, _, default in PAGES if default]
+
+
+def test_the_router_has_the_two_pages_this_suite_knows():
+    assert {s for s, _, _ in PAGES} >= set(TITLES)
+    assert [s for s, _, default in PAGES if default] == ["pages/explorer.py"]
+
+
+@pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
+@pytest.mark.parametrize("path,script", LINKS, ids=[p for p, _ in LINKS])
+def test_cold_deep_link(new_page, app_url, path, script, locale):
+    page = new_page(locale=locale)
+    lang = "zh" if locale.startswith("zh") else "en"
+    open_app(page, app_url + path, charts=script in CHARTS)
+    assert_healthy(page)
+    title = page.inner_text("h1").strip()
+    if script in TITLES:
+        assert title == Text(lang)(TITLES[script])
+        assert page.locator(".js-plotly-plot").count() == CHARTS[script]
+    else:
+        assert title
+        assert (re.search(r"[\u4e00-\u9fff]", title) is not None) == (lang == "zh"), title
+    assert f"lang={lang}" in page.url  # language() writes the chosen language back to the URL
+    shot(page, f"deep-link{path.replace('/', '-') if path != '/' else '-root'}-{lang}")
+
+
+# --- (b) the residual toggle ------------------------------------------------------------------
+
+
+def test_residual_toggle_changes_the_chart_and_reports_collapse(page, app_url):
+    open_app(page, app_url + "/?lang=en")
+    t = Text("en")
+    assert says(verdict_text(page), "en", "verdict.stable_two")
+    before = chart(page, 0)
+    n = runs(page)
+    page.get_by_text(t("control.residual"), exact=True).click()
+    wait_for_rerun(page, n)
+    after = wait_for_chart_change(page, 0, before)
+    page.wait_for_function("() => location.search.includes('residual=false')")
+    assert_healthy(page)
+    assert page.get_by_role("switch", name=t("control.residual")).is_checked() is False
+    assert says(verdict_text(page), "en", "verdict.collapse"), verdict_text(page)
+    state = ExplorerState(residual=False)
+    assert_same_points(after, block_figure(state, explore(state), t))
+    shot(page, "residual-off-en")
+
+
+# --- (c) the depth scrubber runs in the browser -------------------------------------------------
+
+
+def test_depth_scrubber_moves_the_marker_without_a_rerun(page, app_url):
+    open_app(page, app_url + "/?lang=en")
+    t = Text("en")
+    index = depth_chart_index(page)
+    assert index == 1  # the second chart, right of "Inside block"
+    assert plain(page.evaluate("i => document.querySelectorAll('.js-plotly-plot')[i].layout.title.text",
+                               index)) == t("fig.depth.title", depth=24)
+    stream = explore(ExplorerState()).trace.stream
+
+    def now_markers(data):
+        return np.array([[d["x"][0], d["y"][0]] for d in data if d["name"] == t("legend.now")])
+
+    before = chart(page, index)
+    np.testing.assert_allclose(now_markers(before), stream[24, :, ACTION_TOKEN], rtol=1e-9)
+    runs_before = runs(page)
+    states_before = page.evaluate("() => window.__scriptStates.length")
+
+    plot = page.locator(".js-plotly-plot").nth(index)
+    plot.scroll_into_view_if_needed()
+    rail = plot.locator(".slider-rail-rect").first.bounding_box()
+    page.mouse.click(rail["x"] + rail["width"] * 0.25, rail["y"] + rail["height"] / 2)
+    after = wait_for_chart_change(page, index, before)
+
+    active = page.evaluate("i => document.querySelectorAll('.js-plotly-plot')[i].layout.sliders[0].active", index)
+    assert 0 < active < 24
+    np.testing.assert_allclose(now_markers(after), stream[active, :, ACTION_TOKEN], rtol=1e-9)
+    assert not np.allclose(now_markers(after), now_markers(before))
+    label = plot.locator(".slider-group > text.slider-label").first.text_content()  # "block: 6"
+    assert label.strip() == f"{t('legend.block')}: {active}"
+    # Nothing went back to the server: give a (wrong) rerun 1.5 s to show up; timing out is the pass.
+    with pytest.raises(PlaywrightTimeout):
+        page.wait_for_function("n => window.__scriptStates.slice(n).includes('running')", arg=states_before,
+                               timeout=1500)
+    states = page.evaluate("n => window.__scriptStates.slice(n)", states_before)
+    assert "running" not in states
+    assert runs(page) == runs_before
+    assert_healthy(page)
+    shot(page, "depth-scrubber-en")
+
+
+# --- (d) language switch ------------------------------------------------------------------------
+
+
+def test_language_switch_to_chinese(page, app_url):
+    open_app(page, app_url + "/?lang=en")
+    shot(page, "explorer-en")
+    zh = Text("zh")
+    n = runs(page)
+    page.get_by_text("中文", exact=True).click()
+    wait_for_rerun(page, n)
+    page.wait_for_function("title => document.querySelector('h1')?.innerText.trim() === title",
+                           arg=zh("explorer.title"))
+    page.wait_for_function(ALL_DRAWN)
+    assert "lang=zh" in page.url
+    assert_healthy(page)
+    assert says(verdict_text(page), "zh", "verdict.stable_two")
+    assert page.get_by_role("switch", name=zh("control.residual")).is_checked()
+    sidebar = page.inner_text("[data-testid=stSidebar]")
+    for key in ("control.scenario", "control.norm_kind", "control.depth", "page.geometry"):
+        assert zh(key) in sidebar
+    titles = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd.layout.title.text)")
+    assert zh("fig.readouts.title") in [plain(title) for title in titles]
+    shot(page, "explorer-zh")
+
+
+# --- (e) a shared link ----------------------------------------------------------------------------
+
+
+def test_shared_url_restores_the_view(page, app_url):
+    t = Text("en")
+    open_app(page, app_url + "/?lang=en&residual=false&depth=10")
+    assert_healthy(page)
+    assert page.get_by_role("switch", name=t("control.residual")).is_checked() is False
+    assert page.get_by_role("switch", name=t("control.norm")).is_checked() is True
+    assert page.locator(f"input[type=range][aria-label='{t('control.depth')}']").input_value() == "10"
+    assert says(verdict_text(page), "en", "verdict.collapse"), verdict_text(page)
+    index = depth_chart_index(page)
+    steps = page.evaluate("i => document.querySelectorAll('.js-plotly-plot')[i].layout.sliders[0].steps.length", index)
+    assert steps == 11
+    state = ExplorerState(residual=False, depth=10)
+    assert_same_points(chart(page, 0), block_figure(state, explore(state), t))
+    shot(page, "shared-link-en")
+
+
+# --- (f) projector mode ---------------------------------------------------------------------------
+
+MEASURE = """() => {
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const main = document.querySelector('[data-testid=stMain]');
+  return {
+    scrollWidth: document.scrollingElement.scrollWidth, innerWidth, innerHeight,
+    mainScrollWidth: main.scrollWidth, mainClientWidth: main.clientWidth,
+    charts: [...document.querySelectorAll('.js-plotly-plot')].map(box),
+    titles: [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+      const title = gd.querySelector('.gtitle');
+      return {text: title ? title.textContent : null, box: title ? box(title) : null, chart: box(gd)};
+    }),
+    truncatedLabels: [...main.querySelectorAll('*')]
+      .filter(e => getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1)
+      .map(e => [e.textContent, e.scrollWidth, e.clientWidth]),
+  };
+}"""
+SIZES = [(1280, 720), (1024, 768)]
+_measured: dict = {}
+
+
+def _size_lang():
+    params = [pytest.param(w, h, lang, id=f"{w}x{h}-{lang}") for w, h in SIZES for lang in ("en", "zh")]
+    return pytest.mark.parametrize("width,height,lang", params)
+
+
+def _projector(new_page, app_url, width, height, lang):
+    """Open projector mode once per size and language; later tests reuse the measurement."""
+    key = (width, height, lang)
+    if key not in _measured:
+        page = new_page(width=width, height=height)
+        open_app(page, f"{app_url}/?projector=true&lang={lang}")
+        assert_healthy(page)
+        assert page.get_by_role("switch", name=Text(lang)("control.projector")).is_checked()
+        _measured[key] = page.evaluate(MEASURE)
+        shot(page, f"projector-{width}x{height}-{lang}")
+    return _measured[key]
+
+
+@_size_lang()
+def test_projector_mode_fits_the_screen(new_page, app_url, width, height, lang):
+    m = _projector(new_page, app_url, width, height, lang)
+    assert m["scrollWidth"] <= m["innerWidth"], m
+    assert m["mainScrollWidth"] <= m["mainClientWidth"], m
+    left, top, right, bottom = m["charts"][0]
+    assert left >= 0 and top >= 0 and right <= m["innerWidth"] and bottom <= m["innerHeight"], m
+
+
+# Found while writing these tests: at 1024x768 the right-hand chart is ~476 px wide and its title
+# (20 + 2 px font in projector mode) is wider, so it runs past the chart (and the window) and is clipped.
+
+
+@_size_lang()
+def test_projector_chart_titles_fit_their_charts(new_page, app_url, width, height, lang):
+    m = _projector(new_page, app_url, width, height, lang)
+    for title in m["titles"]:
+        assert title["box"] is not None
+        assert title["box"][0] >= title["chart"][0] - 1 and title["box"][2] <= title["chart"][2] + 1, title
+
+
+@_size_lang()
+def test_projector_control_labels_are_not_truncated(new_page, app_url, width, height, lang):
+    m = _projector(new_page, app_url, width, height, lang)
+    assert m["truncatedLabels"] == []
+
+
+# --- (g) a tampered link, and other app bugs found here --------------------------------------------
+
+def test_tampered_url_warns_and_still_renders(page, app_url):
+    open_app(page, app_url + "/?depth=99999&residual=banana&zzz=1")
+    shot(page, "tampered-url")
+    assert page.query_selector(EXCEPTION) is None, page.inner_text(EXCEPTION)[:300]
+    warnings = [w.inner_text() for w in page.query_selector_all(WARNINGS)]
+    assert len(warnings) == 3 and all(says(w, "en", "url.ignored") for w in warnings), warnings
+    assert page.locator(".js-plotly-plot").count() == 3
+    assert page.get_by_role("switch", name="Residual connection").is_checked()
+
+
+# Regression: until d8b8666 this click wrote ?norm_kind=LayerNorm (the label) and crashed the page.
+def test_clicking_a_radio_option_updates_the_page(page, app_url):
+    t = Text("en")
+    open_app(page, app_url + "/?lang=en")
+    n = runs(page)
+    page.get_by_text(t("option.norm_kind.layernorm"), exact=True).click()
+    wait_for_rerun(page, n)
+    page.wait_for_selector(f"{WARNINGS}, {EXCEPTION}", state="attached")
+    shot(page, "radio-layernorm-en")
+    assert_healthy(page)
+    assert [w.inner_text().strip() for w in page.query_selector_all(WARNINGS)] == [t("explorer.layernorm_2d")]
+    assert "norm_kind=layernorm" in page.url  # the id, not the translated label
+    # The same link in Chinese keeps the choice.
+    n = runs(page)
+    page.get_by_text("中文", exact=True).click()
+    wait_for_rerun(page, n)
+    page.wait_for_function("() => location.search.includes('lang=zh')")
+    page.wait_for_selector(WARNINGS, state="attached")
+    assert "norm_kind=layernorm" in page.url
+    assert [w.inner_text().strip() for w in page.query_selector_all(WARNINGS)] == [Text("zh")("explorer.layernorm_2d")]
+
+
+
+
+def test_page_navigation_keeps_the_chosen_language(page, app_url):
+    zh = Text("zh")
+    open_app(page, app_url + "/?lang=zh")
+    n = runs(page)
+    page.get_by_role("link", name=zh("page.geometry")).click()
+    wait_for_rerun(page, n)
+    page.wait_for_function("() => location.pathname.endsWith('/geometry')")
+    page.wait_for_function(ALL_DRAWN)
+    shot(page, "geometry-after-nav")
+    assert "lang=zh" in page.url
+    assert page.inner_text("h1").strip() == zh("geometry.title")

@@ -1,0 +1,399 @@
+"""The pages run end to end in Streamlit's AppTest (no browser): each control, each page, bad URLs.
+
+Charts are compared with the pure figure functions for the state the widgets show: the Plotly
+spec is JSON in which Plotly >= 6 encodes numeric arrays as ``{"dtype", "bdata", "shape"}``.
+"""
+
+import ast
+import base64
+import json
+import re
+import string
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from blockstab.block import STAGES
+from blockstab.lesson import COURSE_TABLE
+from ui.controls import BY_KEY, CONTROLS, ExplorerState, check_query
+from ui.text import LANGUAGES, Text, catalog
+from ui.views import block_figure, depth_figure, explore, readouts_figure, verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
+CHARTS = ("block_figure", "depth_figure", "readouts_figure")
+
+
+@pytest.fixture(autouse=True)
+def _repo_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def run_app(context: dict | None = None, **query) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=30)
+    at.query_params.update(query)
+    if context:
+        at.context = context
+    return at.run()
+
+
+def decode(value):
+    """Plotly's JSON with every ``{"dtype", "bdata"}`` typed array turned into a NumPy array."""
+    if isinstance(value, dict):
+        if "bdata" in value and "dtype" in value:
+            array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]).newbyteorder("<"))
+            if "shape" in value:
+                array = array.reshape([int(n) for n in str(value["shape"]).split(",")])
+            return array
+        return {k: decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value
+
+
+def test_decode_reads_plotly_typed_arrays():
+    import plotly.graph_objects as go
+
+    x = np.array([0.5, -1.25, 3e300])
+    z = np.arange(6, dtype=np.int64).reshape(2, 3)
+    spec = decode(json.loads(go.Figure([go.Scatter(x=x, y=[1, 2, 3]), go.Heatmap(z=z)]).to_json()))
+    np.testing.assert_array_equal(spec["data"][0]["x"], x)
+    np.testing.assert_array_equal(spec["data"][0]["y"], [1, 2, 3])
+    np.testing.assert_array_equal(spec["data"][1]["z"], z)
+
+
+def charts(at: AppTest) -> dict[str, dict]:
+    return {el.key: decode(json.loads(el.proto.spec)) for el in at.get("plotly_chart")}
+
+
+def xy(trace: dict) -> np.ndarray:
+    return np.column_stack([np.asarray(trace["x"], dtype=float), np.asarray(trace["y"], dtype=float)])
+
+
+def same_data(spec: dict, fig) -> bool:
+    """The chart in the page draws the same points as the pure figure function."""
+    if len(spec["data"]) != len(fig.data):
+        return False
+    for drawn, expected in zip(spec["data"], fig.data, strict=True):
+        if drawn.get("name") != expected.name:
+            return False
+        a = xy(drawn)
+        b = np.column_stack([np.asarray(expected.x, dtype=float), np.asarray(expected.y, dtype=float)])
+        if a.shape != b.shape or not np.allclose(a, b, equal_nan=True):
+            return False
+    return True
+
+
+def says(text: str, lang: str, key: str) -> bool:
+    parts = []
+    for literal, field, _, _ in string.Formatter().parse(catalog(lang)[key]):
+        parts.append(re.escape(literal) + ("(.+?)" if field is not None else ""))
+    return re.fullmatch("".join(parts), text, re.DOTALL) is not None
+
+
+def widget(at: AppTest, key: str):
+    """The control's widget: a choice is a radio, or a one-line selectbox in projector mode's top row."""
+    kind = BY_KEY[key].kind
+    if kind == "choice" and not any(r.key == key for r in at.radio):
+        return at.selectbox(key=key)
+    return {"toggle": at.toggle, "choice": at.radio, "int": at.slider}[kind](key=key)
+
+
+def shown_state(at: AppTest) -> ExplorerState:
+    """The state the sidebar widgets show right now."""
+    return ExplorerState(**{c.key: widget(at, c.key).value for c in CONTROLS},
+                         projector=at.toggle(key="projector").value)
+
+
+def assert_page_matches(at: AppTest, state: ExplorerState, lang: str) -> None:
+    """Verdict, charts and table are what the pure functions make of ``state``."""
+    t = Text(lang)
+    result = explore(state)
+    assert not at.exception, [e.value for e in at.exception]
+    assert [i.value for i in at.info] == [verdict(state, result, t)]
+    drawn = charts(at)
+    assert set(drawn) == set(CHARTS)
+    assert same_data(drawn["block_figure"], block_figure(state, result, t))
+    assert same_data(drawn["depth_figure"], depth_figure(state, result, t))
+    assert same_data(drawn["readouts_figure"], readouts_figure(state, result, t))
+    assert len(drawn["depth_figure"]["frames"]) == state.depth + 1
+    assert any(s.value == t("explorer.numbers", block=state.shown_block) for s in at.subheader)
+
+
+# --- the default page -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_default_page_runs(lang):
+    at = run_app(lang=lang)
+    t = Text(lang)
+    assert not at.exception
+    assert not at.warning
+    assert at.query_params["lang"] == lang
+    assert at.radio(key="lang_choice").value == lang
+    assert at.title[0].value == t("explorer.title")
+    state = shown_state(at)
+    assert state == ExplorerState()
+    assert_page_matches(at, state, lang)
+    assert says(at.info[0].value, lang, "verdict.stable_two")
+    block = charts(at)["block_figure"]
+    ends = {tuple(np.round(xy(tr)[-1], 3)) for tr in block["data"] if tr.get("legendgroup")}
+    assert set(COURSE_TABLE.values()) <= ends
+    assert [s.value for s in at.success] == [t("explorer.course_match")]
+    assert len(at.dataframe) == 1 and len(at.get("download_button")) == 1
+    labels = {w.label for w in (*at.toggle, *at.radio, *at.slider)}
+    assert {t("control." + c.key) for c in CONTROLS} <= labels
+
+
+@pytest.mark.parametrize("locale,lang", [("zh-CN", "zh"), ("zh-TW", "zh"), ("de-DE", "en"), (None, "en")])
+def test_without_lang_the_browser_locale_decides(locale, lang):
+    at = run_app(context={"locale": locale})
+    assert not at.exception
+    assert at.query_params["lang"] == lang
+    assert at.title[0].value == Text(lang)("explorer.title")
+
+
+# --- every control ----------------------------------------------------------------------------
+
+CHANGES = {  # one non-default value per control, and what it must change on the page
+    "scenario": "confirmed",
+    "residual": False,
+    "norm": False,
+    "norm_kind": "layernorm",
+    "placement": "pre",
+    "depth": 5,
+    "block": 3,
+    "focus": "ffn_norm",
+}
+
+
+def test_every_control_is_exercised():
+    assert set(CHANGES) == {c.key for c in CONTROLS}
+    assert all(CHANGES[c.key] != c.default for c in CONTROLS)
+
+
+def _specific(at: AppTest, key: str, t: Text, lang: str) -> None:
+    info = at.info[0].value
+    block = charts(at)["block_figure"]
+    if key == "scenario":
+        assert says(info, lang, "verdict.stable_one")
+        assert {tr["legendgroup"] for tr in block["data"] if tr.get("legendgroup")} == {"confirmed"}
+    elif key == "residual":
+        assert says(info, lang, "verdict.collapse"), info
+        assert not at.success  # block 1 no longer matches the course's table
+    elif key == "norm":
+        assert says(info, lang, "verdict.grew"), info
+        assert not any(c.value == t("explorer.rmsnorm_note") for c in at.caption)
+    elif key == "norm_kind":
+        assert [w.value for w in at.warning] == [t("explorer.layernorm_2d")]
+        assert [p.proto.label for p in at.get("page_link")] == [t("explorer.why_link")]
+        assert any(tr.get("name") == t("legend.ln_target") for tr in block["data"])
+    elif key == "placement":
+        column = at.dataframe[0].value[t("table.stage")].tolist()
+        assert column == [t("stage." + s) for s in STAGES["pre"]]
+    elif key == "depth":
+        assert says(info, lang, "verdict.stable_two") and "5" in info
+        depth = charts(at)["depth_figure"]
+        assert len(depth["frames"]) == 6 and len(depth["layout"]["sliders"][0]["steps"]) == 6
+    elif key == "block":
+        assert block["layout"]["title"]["text"].startswith(t("fig.block.title", block=3, stage="@").split("@")[0])
+        assert not at.success  # the course's table is about block 1
+    elif key == "focus":
+        assert block["layout"]["title"]["text"] == t("fig.block.title", block=1, stage=t("stage.ffn_norm"))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("key", list(CHANGES))
+def test_each_control_changes_what_it_should(key, lang):
+    at = run_app(lang=lang)
+    before = {el.key: el.proto.spec for el in at.get("plotly_chart")}
+    widget(at, key).set_value(CHANGES[key])
+    at.run()
+    state = ExplorerState(**{key: CHANGES[key]})
+    assert shown_state(at) == state
+    assert_page_matches(at, state, lang)
+    after = {el.key: el.proto.spec for el in at.get("plotly_chart")}
+    assert after != before
+    _specific(at, key, Text(lang), lang)
+
+
+# Regression: until d8b8666 a st.radio bound with bind="query-params" kept its translated label
+# in the URL (?scenario=Rollback+confirmed), so links with ids were ignored and clicks crashed.
+def url_warnings(at: AppTest, lang: str = "en") -> list[str]:
+    return [w.value for w in at.warning if says(w.value, lang, "url.ignored")]
+
+
+@pytest.mark.parametrize("key", list(CHANGES))
+def test_each_control_is_restored_from_the_url(key):
+    value = CHANGES[key]
+    raw = str(value).lower() if isinstance(value, bool) else str(value)
+    at = run_app(lang="en", **{key: raw})
+    assert url_warnings(at) == []
+    assert widget(at, key).value == value
+    assert_page_matches(at, ExplorerState(**{key: value}), "en")
+    _specific(at, key, Text("en"), "en")
+
+
+def test_a_shared_link_restores_several_controls_at_once():
+    at = run_app(lang="zh", residual="false", depth="10", block="30", norm="TRUE")
+    state = ExplorerState(residual=False, depth=10, block=30)
+    assert shown_state(at) == state
+    assert_page_matches(at, state, "zh")
+    t = Text("zh")
+    assert t("explorer.block_clamped", block=30, depth=10) in [c.value for c in at.caption]
+
+
+def test_language_switch_rewrites_the_url_and_keeps_the_controls():
+    at = run_app(lang="en", residual="false", scenario="confirmed")
+    at.radio(key="lang_choice").set_value("zh")
+    at.run()
+    assert at.query_params["lang"] == "zh"
+    assert at.query_params["scenario"] == "confirmed"
+    assert at.title[0].value == Text("zh")("explorer.title")
+    assert shown_state(at) == ExplorerState(residual=False, scenario="confirmed")
+    assert says(at.info[0].value, "zh", "verdict.collapse")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_projector_mode_enlarges_the_figures(lang):
+    at = run_app(lang=lang)
+    normal = charts(at)
+    at.toggle(key="projector").set_value(True)
+    at.run()
+    assert not at.exception
+    assert at.toggle(key="projector").value is True
+    assert any("font-size" in h.proto.body for h in at.get("html"))
+    big = charts(at)
+    for name in CHARTS:
+        assert big[name]["layout"]["font"]["size"] > normal[name]["layout"]["font"]["size"]
+    # Every control is still on the page, wherever projector mode puts it.
+    assert shown_state(at) == ExplorerState(projector=True)
+    assert_page_matches(at, ExplorerState(projector=True), lang)
+
+
+# --- every page -------------------------------------------------------------------------------
+
+
+def registered_pages() -> list[str]:
+    """The script of every st.Page in app.py, read from its source."""
+    tree = ast.parse(APP.read_text(encoding="utf-8"))
+    return [node.args[0].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("script", registered_pages())
+def test_every_page_runs(script, lang):
+    at = run_app(lang=lang)
+    at.switch_page(script).run()
+    assert not at.exception, [e.value for e in at.exception][:1]
+    assert not at.warning or script == "pages/explorer.py"
+    assert at.query_params["lang"] == lang
+    headings = [h.value for h in (*at.title, *at.header, *at.subheader)]
+    assert headings, "every page has a heading"
+    if lang == "zh":
+        assert any(re.search(r"[\u4e00-\u9fff]", h) for h in headings), headings
+
+
+# --- the geometry page ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_geometry_page_runs(lang):
+    t = Text(lang)
+    at = run_app(lang=lang)
+    at.switch_page("pages/norm_geometry.py").run()
+    assert not at.exception
+    assert at.title[0].value == t("geometry.title")
+    markdown = [m.value for m in at.markdown]
+    for key in ("geometry.intro", "geometry.why_2d", "geometry.why_3d"):
+        assert t(key) in markdown
+    drawn = charts(at)
+    assert set(drawn) == {"geometry_2d", "geometry_3d"}
+    (circle,) = drawn["geometry_3d"]["data"]
+    radius = np.hypot(*xy(circle).T)
+    assert np.median(radius) == pytest.approx(np.sqrt(3), rel=1e-4)
+    outputs = [tr for tr in drawn["geometry_2d"]["data"] if tr["name"] == t("geometry.outputs")]
+    assert len(outputs) == 2
+    assert [p.proto.label for p in at.get("page_link")] == [t("geometry.back")]
+
+
+def test_geometry_page_is_reached_from_the_layernorm_warning():
+    at = run_app(lang="en")
+    at.radio(key="norm_kind").set_value("layernorm").run()
+    (link,) = at.get("page_link")
+    assert link.proto.page.endswith("geometry") or "norm_geometry" in link.proto.page
+
+
+# --- bad URLs ---------------------------------------------------------------------------------
+
+# Regressions: until e61d252 any ignored parameter crashed the page (Text.__call__ took 'key' twice)
+# and an invalid lang was replaced before it could be reported.
+@pytest.mark.parametrize("query", [
+    {"depth": "abc"},
+    {"depth": "0"},
+    {"depth": "101"},
+    {"residual": "maybe"},
+    {"zzz": "1"},
+    {"lang": "xx"},
+    {"depth": "99999", "residual": "banana", "zzz": "1", "lang": "en"},
+], ids=["depth-abc", "depth-0", "depth-101", "residual-maybe", "unknown-key", "lang-xx", "tampered"])
+def test_a_bad_url_warns_and_the_page_still_renders(query):
+    at = run_app(**query)
+    assert not at.exception, [e.value for e in at.exception][:1]
+    lang = at.query_params.get("lang", "en")
+    warnings = [w.value for w in at.warning]
+    bad = [(k, v) for k, v in query.items() if k != "lang"] or list(query.items())
+    assert len(warnings) == len(bad), warnings
+    assert all(says(w, lang, "url.ignored") for w in warnings)
+    for (key, value), text in zip(bad, warnings, strict=True):
+        assert key in text and value in text
+    assert set(charts(at)) == set(CHARTS)
+    # Every ignored value falls back to its default.
+    for key, _ in bad:
+        if key in CHANGES:
+            assert widget(at, key).value == BY_KEY[key].default
+
+
+# Values check_query accepts must be the values the bound widgets take; otherwise the app drops
+# the value silently (no warning) while the link seems fine.
+
+
+@pytest.mark.parametrize("key,raw", [
+    ("residual", "FALSE"), ("norm", "False"), ("projector", "True"), ("depth", "+7"), ("depth", " 10"),
+    ("block", "1_0"), ("norm_kind", "layernorm"), ("focus", "attention_norm"), ("scenario", "not_confirmed"),
+])
+def test_values_check_query_accepts_are_the_values_the_widgets_take(key, raw):
+    assert check_query({key: raw}) == []
+    at = run_app(lang="en", **{key: raw})
+    assert not at.exception
+    shown = at.toggle(key=key).value if key == "projector" else widget(at, key).value
+    assert shown == BY_KEY[key].parse(raw)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("key", sorted(c.key for c in CONTROLS if c.kind == "choice"))
+def test_a_radio_writes_its_language_neutral_id_to_the_url(key, lang):
+    at = run_app(lang=lang)
+    at.radio(key=key).set_value(CHANGES[key]).run()
+    assert at.query_params[key] == CHANGES[key]
+    at.radio(key=key).set_value(BY_KEY[key].default).run()
+    assert key not in at.query_params  # a default leaves the URL clean
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_translated_label_in_the_url_is_reported(lang):
+    label = Text(lang)("option.scenario.confirmed")
+    at = run_app(lang=lang, scenario=label)
+    assert not at.exception
+    assert len(url_warnings(at, lang)) == 1
+    assert at.radio(key="scenario").value == "both"
+
+
+def test_a_toggle_value_with_spaces_is_reported_not_dropped_silently():
+    assert check_query({"residual": " false "}) == [("residual", " false ")]
+    at = run_app(lang="en", residual=" false ")
+    assert not at.exception
+    assert len(at.warning) == 1 and at.toggle(key="residual").value is True

@@ -1,0 +1,436 @@
+"""The Explorer's pure figure functions and the URL check, without a Streamlit server.
+
+Figures are read in-process (``fig.data[i].x`` is a tuple or a NumPy array), so these tests assert
+on the numbers that the pages draw, in both languages.
+"""
+
+import csv
+import io
+import re
+import string
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from blockstab.block import STAGES
+from blockstab.lesson import ACTION_TOKEN, COURSE_TABLE, SCENARIOS
+from ui.controls import APP_CONTROLS, BY_KEY, CONTROLS, STAGE_FOCUS, ExplorerState, check_query
+from ui.text import LANGUAGES, Text, catalog
+from ui.views import (
+    block_figure,
+    course_table_matches,
+    depth_figure,
+    explore,
+    geometry_2d_figure,
+    geometry_3d_figure,
+    readouts_figure,
+    stage_csv,
+    stage_rows,
+    verdict,
+)
+
+LANGS = pytest.mark.parametrize("lang", LANGUAGES)
+
+
+def template_regex(lang: str, key: str) -> re.Pattern:
+    """A regex for a catalog string with every ``{placeholder}`` matching any text."""
+    parts = []
+    for literal, field, _spec, _conv in string.Formatter().parse(catalog(lang)[key]):
+        parts.append(re.escape(literal))
+        if field is not None:
+            parts.append("(.+?)")
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def says(text: str, lang: str, key: str) -> bool:
+    """Is ``text`` the catalog message ``key`` (with any values filled in)?"""
+    return template_regex(lang, key).fullmatch(text) is not None
+
+
+def points(trace) -> np.ndarray:
+    return np.column_stack([np.asarray(trace.x, dtype=float), np.asarray(trace.y, dtype=float)])
+
+
+def all_xy(fig) -> list[np.ndarray]:
+    return [points(tr) for tr in fig.data]
+
+
+def figures_equal(a, b) -> bool:
+    xa, xb = all_xy(a), all_xy(b)
+    return len(xa) == len(xb) and all(p.shape == q.shape and np.allclose(p, q) for p, q in zip(xa, xb, strict=True))
+
+
+@pytest.fixture(scope="module")
+def default():
+    state = ExplorerState()
+    return state, explore(state)
+
+
+# --- block figure --------------------------------------------------------------------------------
+
+
+@LANGS
+def test_default_block_figure_ends_at_the_course_table(default, lang):
+    state, result = default
+    t = Text(lang)
+    fig = block_figure(state, result, t)
+    stage = t("stage.attention_residual")
+    for scenario in SCENARIOS:
+        sums = [tr for tr in fig.data if tr.legendgroup == scenario and tr.name.endswith(stage)]
+        assert len(sums) == 1, [tr.name for tr in fig.data]
+        end = np.round(points(sums[0])[-1], 3).tolist()
+        assert end == list(COURSE_TABLE[scenario])
+    assert course_table_matches(result, state)
+    # The x + F(x) arrow is drawn from the origin, the branch F(x) tip-to-tail from x.
+    assert fig.layout.title.text == t("fig.block.title", block=1, stage=stage)
+
+
+@LANGS
+def test_default_block_figure_draws_the_rmsnorm_circle(default, lang):
+    state, result = default
+    t = Text(lang)
+    fig = block_figure(state, result, t)
+    circle = [tr for tr in fig.data if tr.name == t("legend.rms_target")]
+    assert len(circle) == 1
+    np.testing.assert_allclose(np.hypot(*points(circle[0]).T), np.sqrt(2), rtol=1e-9)
+
+
+@LANGS
+def test_residual_off_changes_the_block_and_reports_collapse(default, lang):
+    t = Text(lang)
+    state, result = default
+    off = ExplorerState(residual=False)
+    off_result = explore(off)
+    assert not figures_equal(block_figure(state, result, t), block_figure(off, off_result, t))
+    assert not course_table_matches(off_result, off)
+    text = verdict(off, off_result, t)
+    assert says(text, lang, "verdict.collapse"), text
+    # The same sentence the catalog makes for that block: compare to Text's own output.
+    block = int(template_regex(lang, "verdict.collapse").fullmatch(text).group(1))
+    assert 1 <= block <= off.depth
+    assert text == t("verdict.collapse", block=block)
+    assert text.startswith(t("verdict.collapse", block=block).split(str(block))[0])
+
+
+@LANGS
+def test_norm_off_reports_the_range_running_away(lang):
+    t = Text(lang)
+    state = ExplorerState(norm=False)
+    text = verdict(state, explore(state), t)
+    assert says(text, lang, "verdict.grew") or says(text, lang, "verdict.grew_overflow"), text
+    assert state.norm_used == "none"
+    assert not any(tr.name in (t("legend.rms_target"), t("legend.ln_target"))
+                   for tr in block_figure(state, explore(state), t).data)
+
+
+@LANGS
+def test_both_stabilisers_on_at_depth_24_is_stable(default, lang):
+    state, result = default
+    assert state.residual and state.norm and state.depth == 24
+    text = verdict(state, result, Text(lang))
+    assert says(text, lang, "verdict.stable_two"), text
+    assert "24" in text
+
+
+@LANGS
+@pytest.mark.parametrize("scenario", ["confirmed", "not_confirmed"])
+def test_one_sentence_gets_the_one_sentence_verdict_and_traces(lang, scenario):
+    t = Text(lang)
+    state = ExplorerState(scenario=scenario)
+    result = explore(state)
+    assert says(verdict(state, result, t), lang, "verdict.stable_one")
+    groups = {tr.legendgroup for tr in block_figure(state, result, t).data if tr.legendgroup}
+    assert groups == {scenario}
+    assert course_table_matches(result, state)
+
+
+# Regression: with normalization off the stream grows ~50x per block; before the engine's
+# scale-safe readouts, relative_residual overflowed to 0 after ~90 blocks and the verdict said
+# "Collapse" although the tokens were still two distinct vectors.
+@pytest.mark.parametrize("depth", [1, 24, 60, 90, 91, 100])
+def test_norm_off_with_both_sentences_is_a_range_problem_at_any_depth(depth):
+    state = ExplorerState(norm=False, depth=depth)
+    text = verdict(state, explore(state), Text("en"))
+    assert says(text, "en", "verdict.grew") or says(text, "en", "verdict.grew_overflow"), text
+
+
+@LANGS
+def test_layernorm_block_figure_shows_its_two_target_points(lang):
+    t = Text(lang)
+    state = ExplorerState(norm_kind="layernorm")
+    fig = block_figure(state, explore(state), t)
+    targets = [tr for tr in fig.data if tr.name == t("legend.ln_target")]
+    assert len(targets) == 1
+    got = {tuple(np.round(p, 9)) for p in points(targets[0])}
+    assert got == {(1.0, -1.0), (-1.0, 1.0)}
+    assert not any(tr.name == t("legend.rms_target") for tr in fig.data)
+
+
+@pytest.mark.parametrize("focus", STAGE_FOCUS)
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_block_figure_stops_at_the_focused_stage(focus, placement):
+    t = Text("en")
+    state = ExplorerState(focus=focus, placement=placement)
+    result = explore(state)
+    fig = block_figure(state, result, t)
+    stages = STAGES[placement]
+    drawn = stages[: stages.index(focus) + 1]
+    arrows = [tr for tr in fig.data if tr.legendgroup == "confirmed"]
+    assert [tr.name for tr in arrows] == [f"{t('scenario.confirmed')} · {t('stage.' + s)}" for s in drawn]
+    # The focused arrow ends at that stage's value of the action token; a branch F(x) is drawn
+    # tip-to-tail from the kept input, so it ends where the residual sum x + F(x) is.
+    target = {"attention": "attention_residual", "feed_forward": "ffn_residual"}.get(focus, focus)
+    np.testing.assert_allclose(points(arrows[-1])[-1], result.trace.stage(target)[0, 0, ACTION_TOKEN], rtol=1e-12)
+    assert [tr.showlegend for tr in arrows] == [False] * (len(drawn) - 1) + [True]
+
+
+def test_block_beyond_depth_shows_the_last_block():
+    state = ExplorerState(depth=3, block=50)
+    result = explore(state)
+    assert state.shown_block == 3
+    fig = block_figure(state, result, Text("en"))
+    assert fig.layout.title.text == Text("en")("fig.block.title", block=3, stage=Text("en")("stage." + state.focus))
+    arrow = next(tr for tr in fig.data if tr.legendgroup == "confirmed" and tr.showlegend)
+    np.testing.assert_allclose(points(arrow)[-1], result.trace.stage(state.focus)[2, 0, ACTION_TOKEN])
+
+
+# --- across depth ----------------------------------------------------------------------------------
+
+
+@LANGS
+@pytest.mark.parametrize("state", [
+    ExplorerState(),
+    ExplorerState(depth=1),
+    ExplorerState(depth=7, scenario="not_confirmed"),
+    ExplorerState(residual=False, depth=5),
+    ExplorerState(placement="pre", norm_kind="layernorm", depth=12),
+], ids=["default", "depth1", "one-sentence", "no-residual", "pre-layernorm"])
+def test_depth_figure_has_a_frame_and_a_step_per_block(lang, state):
+    t = Text(lang)
+    result = explore(state)
+    stream = result.trace.stream
+    fig = depth_figure(state, result, t)
+    depth = state.depth
+    assert stream.shape[0] == depth + 1
+    assert len(fig.frames) == depth + 1
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) == depth + 1
+    assert [list(s.args[0]) for s in steps] == [[f.name] for f in fig.frames]
+    assert fig.layout.sliders[0].active == depth
+    for d, frame in enumerate(fig.frames):
+        assert frame.name == str(d)
+        now = [tr for tr in frame.data if tr.name == t("legend.now")]
+        assert len(now) == len(state.scenarios)
+        for row, marker in enumerate(now):
+            np.testing.assert_array_equal(points(marker), stream[d, row, ACTION_TOKEN][None, :])
+        # The frame's traces replace exactly the figure's moving traces, by index.
+        assert len(frame.traces) == len(frame.data)
+        for index, tr in zip(frame.traces, frame.data, strict=True):
+            assert fig.data[index].name == tr.name
+    # The figure itself starts at the last block, and each path is the full stream.
+    last = [tr for tr in fig.data if tr.name == t("legend.now")]
+    for row, marker in enumerate(last):
+        np.testing.assert_array_equal(points(marker), stream[depth, row, ACTION_TOKEN][None, :])
+    paths = [tr for tr in fig.data if len(tr.x) == depth + 1]
+    for row, path in enumerate(paths[: len(state.scenarios)]):
+        np.testing.assert_array_equal(points(path), stream[:, row, ACTION_TOKEN])
+    assert fig.layout.title.text == t("fig.depth.title", depth=depth)
+
+
+# --- readouts --------------------------------------------------------------------------------------
+
+
+@LANGS
+@pytest.mark.parametrize("state", [
+    ExplorerState(), ExplorerState(residual=False), ExplorerState(norm=False),
+    ExplorerState(scenario="confirmed", depth=3),
+], ids=["default", "nores", "nonorm", "one"])
+def test_readouts_figure_uses_log_axes_for_size_and_spread(lang, state):
+    t = Text(lang)
+    result = explore(state)
+    fig = readouts_figure(state, result, t)
+    assert fig.layout.yaxis.type == "log"  # (1, 1): size of the action token
+    assert fig.layout.yaxis4.type == "log"  # (2, 2): token spread
+    assert fig.layout.yaxis2.type != "log"  # (1, 2): cosine
+    assert tuple(fig.layout.yaxis2.range) == (-1.05, 1.05)
+    titles = [a.text for a in fig.layout.annotations]
+    for key in ("fig.readouts.norm", "fig.readouts.cosine", "fig.readouts.angle", "fig.readouts.collapse"):
+        assert t(key) in titles
+    for tr in fig.data:
+        assert len(tr.x) == state.depth + 1
+        if tr.yaxis in ("y", "y4"):
+            y = np.asarray(tr.y, dtype=float)
+            finite = y[np.isfinite(y)]
+            assert np.all(finite > 0), "values on a log axis must be positive"
+    angle = [tr for tr in fig.data if tr.name == t("legend.angle")]
+    assert len(angle) == (1 if len(state.scenarios) == 2 else 0)
+
+
+# --- table and CSV ---------------------------------------------------------------------------------
+
+
+@LANGS
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_stage_rows_list_every_stage_of_the_shown_block(lang, placement):
+    t = Text(lang)
+    state = ExplorerState(placement=placement, block=2, depth=4)
+    result = explore(state)
+    rows = stage_rows(state, result, t)
+    assert [r[t("table.stage")] for r in rows] == [t("stage." + s) for s in STAGES[placement]]
+    for i, row in enumerate(rows):
+        for b, scenario in enumerate(state.scenarios):
+            v = result.trace.values[1, i, b, ACTION_TOKEN]
+            assert row[t("scenario." + scenario)] == f"[{v[0]:.3f}, {v[1]:.3f}]"
+            assert float(row[t("table.length") + " · " + t("scenario." + scenario)]) == pytest.approx(
+                np.hypot(*v), abs=5e-4)
+
+
+@pytest.mark.parametrize("state", [ExplorerState(), ExplorerState(scenario="confirmed", depth=3),
+                                   ExplorerState(placement="pre", depth=1), ExplorerState(norm=False, depth=100)],
+                         ids=["default", "one", "pre", "overflow"])
+def test_stage_csv_has_every_stage_of_every_block(state):
+    result = explore(state)
+    text = stage_csv(state, result)
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == ["scenario", "block", "stage", "symptom_cause", "recovery_state"]
+    body = rows[1:]
+    assert len(body) == len(state.scenarios) * state.depth * 7
+    stages = STAGES[state.placement]
+    for n, (scenario, block, stage, x, y) in enumerate(body):
+        b, rest = divmod(n, state.depth * 7)
+        assert scenario == state.scenarios[b]
+        assert int(block) == rest // 7 + 1
+        assert stage == stages[rest % 7]
+        expected = result.trace.values[int(block) - 1, rest % 7, b, ACTION_TOKEN]
+        np.testing.assert_array_equal([float(x), float(y)], expected)  # full precision, NaN-aware
+
+
+# --- geometry page ---------------------------------------------------------------------------------
+
+
+@LANGS
+def test_geometry_2d_figure_computes_both_normalizations(lang):
+    t = Text(lang)
+    fig = geometry_2d_figure(ExplorerState(), t)
+    outputs = [tr for tr in fig.data if tr.name == t("geometry.outputs")]
+    inputs = [tr for tr in fig.data if tr.name == t("geometry.inputs")]
+    assert len(outputs) == 2 and len(inputs) == 2
+    rms, ln = (points(tr) for tr in outputs)
+    np.testing.assert_allclose(np.hypot(*rms.T), np.sqrt(2), rtol=1e-3)  # eps = 1e-5 inside the root
+    x = points(inputs[0])
+    # RMSNorm keeps the direction of each input.
+    np.testing.assert_allclose(rms / np.hypot(*rms.T)[:, None], x / np.hypot(*x.T)[:, None], atol=1e-9)
+    # LayerNorm in 2-D: only the line through (1, -1) survives, and only its sign (up to eps).
+    np.testing.assert_allclose(ln[:, 0], -ln[:, 1], atol=1e-12)
+    assert np.all(np.abs(np.abs(ln[:, 0]) - 1) < 0.05)
+    assert {tuple(np.sign(p)) for p in ln} == {(1.0, -1.0), (-1.0, 1.0)}
+    titles = [a.text for a in fig.layout.annotations]
+    assert t("geometry.rms_panel") in titles and t("geometry.ln_panel") in titles
+    assert fig.layout.title.text == t("geometry.title_2d")
+
+
+@LANGS
+def test_geometry_3d_figure_is_a_circle_of_radius_sqrt3(lang):
+    t = Text(lang)
+    fig = geometry_3d_figure(ExplorerState(projector=True), t)
+    (tr,) = fig.data
+    radius = np.hypot(*points(tr).T)
+    np.testing.assert_allclose(radius, np.sqrt(3), rtol=1e-2)  # eps = 1e-5 pulls near-constant inputs in
+    assert np.median(radius) == pytest.approx(np.sqrt(3), rel=1e-4)
+    assert fig.layout.xaxis.title.text == t("geometry.plane_u")
+    assert fig.layout.font.size > geometry_3d_figure(ExplorerState(), t).layout.font.size
+
+
+# --- the URL check ---------------------------------------------------------------------------------
+
+def _example(control) -> str:
+    """A valid, non-default URL value for any control in the table."""
+    if control.kind == "toggle":
+        return "FALSE" if control.default else "true"
+    if control.kind == "choice":
+        return next(o for o in reversed(control.options) if o != control.default)
+    if control.kind == "int":
+        return str(control.high)
+    if control.kind == "keys":
+        return ",".join(control.options[:2])
+    raise AssertionError(f"a new kind of control, {control.kind!r}: add it to _example and _oracle")
+
+
+VALID = {key: _example(control) for key, control in BY_KEY.items()}
+
+
+def test_every_control_has_a_valid_example():
+    assert set(VALID) == set(BY_KEY) >= {c.key for c in (*CONTROLS, *APP_CONTROLS)}
+    assert all(BY_KEY[k].parse(v) is not None for k, v in VALID.items())
+
+
+def test_check_query_accepts_a_valid_url():
+    assert check_query(VALID) == []
+    assert check_query({}) == []
+    assert check_query({"depth": "1", "lang": "en"}) == []
+
+
+@pytest.mark.parametrize("key,value", [
+    ("zzz", "1"), ("Depth", "10"), ("", ""),
+    ("depth", "0"), ("depth", "abc"), ("depth", "101"), ("depth", "-5"), ("depth", "2.5"), ("depth", ""),
+    ("block", "0"), ("residual", "maybe"), ("residual", "1"), ("norm", ""),
+    ("lang", "fr"), ("lang", "ZH"), ("scenario", "Both"), ("focus", "input"), ("placement", "middle"),
+])
+def test_check_query_flags_what_the_app_cannot_use(key, value):
+    query = {**VALID, key: value}
+    assert check_query(query) == [(key, value)]
+
+
+def test_check_query_keeps_url_order_and_reports_every_problem():
+    query = {"depth": "0", "lang": "en", "zzz": "1", "residual": "maybe"}
+    assert check_query(query) == [("depth", "0"), ("zzz", "1"), ("residual", "maybe")]
+
+
+def _oracle(key: str, raw: str) -> bool:
+    """An independent statement of what each kind of control accepts."""
+    control = BY_KEY.get(key)
+    if control is None:
+        return False
+    if control.kind == "toggle":
+        return raw.lower() in ("true", "false")  # Streamlit's binding refuses surrounding spaces
+    if control.kind == "choice":
+        return raw in control.options
+    if control.kind == "keys":
+        keys = [k for k in raw.split(",") if k]
+        return bool(keys) and all(k in control.options for k in keys)
+    try:
+        return control.low <= int(raw) <= control.high
+    except ValueError:
+        return False
+
+
+SOME_VALUES = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(["true", "false", "True", " FALSE ", "0", "1", "24", "100", "101", "-1", "1e2", "both", "zh",
+                     "en", "pre", "post", "layernorm", "rmsnorm", "ffn_norm", "attention", "nan", "٣"]),
+    st.integers(-200, 200).map(str),
+)
+SOME_KEYS = st.one_of(st.sampled_from(sorted(BY_KEY)), st.text(max_size=8))
+
+
+@settings(max_examples=300, deadline=None)
+@given(query=st.dictionaries(SOME_KEYS, SOME_VALUES, max_size=12))
+def test_check_query_never_raises_and_flags_exactly_the_invalid_pairs(query):
+    flagged = check_query(query)
+    expected = [(k, v) for k, v in query.items() if k not in BY_KEY or BY_KEY[k].parse(v) is None]
+    assert flagged == expected
+    assert {k for k, _ in flagged} == {k for k, v in query.items() if not _oracle(k, v)}
+    for key, value in query.items():
+        if (key, value) not in flagged:
+            parsed = BY_KEY[key].parse(value)
+            control = BY_KEY[key]
+            if control.kind == "int":
+                assert control.low <= parsed <= control.high
+            elif control.kind == "choice":
+                assert parsed in control.options
+            elif control.kind == "keys":
+                assert set(parsed) <= set(control.options)
+            else:
+                assert isinstance(parsed, bool)
