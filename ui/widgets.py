@@ -58,9 +58,11 @@ def render_control(control: Control, t: Text, compact: bool = False):
     """One widget from its table row, bound to the URL under its key (``compact``: one line high)."""
     label = t("control." + control.key)
     common = {"key": control.key, "bind": "query-params", "help": None if compact else t("help." + control.key)}
-    preset = control.key in st.session_state  # set by "open in Explorer": then no default as well
+    # The table's default is also the binding's default: only other values go into the URL.
+    # A value set by "open in Explorer" (session state) wins over it, as Streamlit documents.
+    preset = control.key in st.session_state
     if control.kind == "toggle":
-        return st.toggle(label, **common, **({} if preset else {"value": control.default}))
+        return st.toggle(label, value=control.default, **common)
     if control.kind == "choice":  # Streamlit's binding would put the translated label in the URL
         if not preset:
             st.session_state[control.key] = _url_value(control)
@@ -69,7 +71,7 @@ def render_control(control: Control, t: Text, compact: bool = False):
                        format_func=lambda option: t(f"option.{control.key}.{option}"))
         _write_to_url(control, value)
         return value
-    return st.slider(label, control.low, control.high, **common, **({} if preset else {"value": control.default}))
+    return st.slider(label, control.low, control.high, value=control.default, **common)
 
 
 def _write_to_url(control: Control, value) -> None:

@@ -389,3 +389,47 @@ def test_page_navigation_keeps_the_chosen_language(page, app_url):
     shot(page, "geometry-after-nav")
     assert "lang=zh" in page.url
     assert page.inner_text("h1").strip() == zh("geometry.title")
+
+
+# --- guided tour and "show me" ----------------------------------------------------------------
+
+
+def subheader_text(page) -> str:
+    return page.inner_text("[data-testid=stHeadingWithActionElements] h3").strip()
+
+
+def test_walking_the_tour_with_the_buttons(page, app_url):
+    from ui.lessons import TOUR
+
+    en = Text("en")
+    open_app(page, app_url + "/walk?lang=en")
+    assert subheader_text(page) == en(f"tour.{TOUR[0].id}.title")
+    for number, step in enumerate(TOUR[1:], start=2):
+        before = chart(page, 0)
+        n = runs(page)
+        page.get_by_role("button", name=en("tour.next")).click()
+        wait_for_rerun(page, n)
+        page.wait_for_function(f"() => new URLSearchParams(location.search).get('step') === '{number}'")
+        assert subheader_text(page) == en(f"tour.{step.id}.title")
+        if step.figure != TOUR[number - 2].figure or step.view != TOUR[number - 2].view:
+            wait_for_chart_change(page, 0, before)
+        assert_healthy(page)
+    shot(page, "tour-last-step")
+    assert page.get_by_role("button", name=en("tour.next")).is_disabled()
+
+
+def test_a_shared_step_link_opens_on_that_step_and_show_me_configures_the_explorer(page, app_url):
+    from ui.lessons import TOUR
+
+    zh = Text("zh")
+    open_app(page, app_url + "/walk?lang=zh&step=7")
+    assert subheader_text(page) == zh(f"tour.{TOUR[6].id}.title")
+    shot(page, "tour-step-7-zh")
+    n = runs(page)
+    page.get_by_role("button", name=zh("tour.open_in_explorer")).click()
+    wait_for_rerun(page, n)
+    page.wait_for_function("() => location.pathname === '/' || location.pathname.endsWith('/')")
+    page.wait_for_function(ALL_DRAWN)
+    assert "residual=false" in page.url and "lang=zh" in page.url
+    assert says(verdict_text(page), "zh", "verdict.collapse")
+    assert_healthy(page)
