@@ -7,15 +7,13 @@ from ui.views import (
     block_figure,
     course_table_matches,
     depth_figure,
-    explore,
     readouts_figure,
     stage_csv,
     stage_rows,
     verdict,
 )
-from ui.widgets import explorer_controls, language
+from ui.widgets import explore_cached, explorer_controls, language
 
-explore_cached = st.cache_resource(max_entries=256, show_spinner=False)(explore)
 t = Text(language())
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 

@@ -4,10 +4,9 @@ import streamlit as st
 
 from ui.lessons import TOUR
 from ui.text import Text
-from ui.views import TOUR_FIGURES, explore
-from ui.widgets import language, open_in_explorer
+from ui.views import TOUR_FIGURES
+from ui.widgets import explore_cached, language, open_in_explorer
 
-explore_cached = st.cache_resource(max_entries=256, show_spinner=False)(explore)
 t = Text(language())
 projector = st.session_state.get("projector_on", False)
 

@@ -4,12 +4,12 @@ import streamlit as st
 
 from ui.controls import ExplorerState
 from ui.text import Text
-from ui.views import block_figure, course_case_rows, explore, three_stage_rows
-from ui.widgets import language, open_in_explorer
+from ui.views import block_figure, course_case_rows, three_stage_rows
+from ui.widgets import explore_cached, language, open_in_explorer
 
 t = Text(language())
 state = ExplorerState(depth=1, focus="attention_norm", projector=st.session_state.get("projector_on", False))
-result = st.cache_resource(max_entries=8, show_spinner=False)(explore)(state)
+result = explore_cached(state)
 
 st.title(t("case.title"))
 st.markdown(t("case.intro"))

@@ -9,6 +9,10 @@ import streamlit as st
 
 from .controls import APP_CONTROLS, BY_KEY, CONTROLS, Control, ExplorerState, explorer_query
 from .text import LANGUAGES, Text, language_for_locale
+from .views import explore
+
+# One bounded cache of engine results for every page; results are immutable, so sharing is safe.
+explore_cached = st.cache_resource(max_entries=256, show_spinner=False)(explore)
 
 PROJECTOR_CSS = """<style>
 html, body, [data-testid="stAppViewContainer"] { font-size: 21px; }
