@@ -4,15 +4,12 @@ import streamlit as st
 
 from ui.text import Text
 from ui.views import (
-    block_figure,
     course_table_matches,
-    depth_figure,
-    readouts_figure,
     stage_csv,
     stage_rows,
     verdict,
 )
-from ui.widgets import explore_cached, explorer_controls, language
+from ui.widgets import explore_cached, explorer_controls, figure_cached, language
 
 t = Text(language())
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -36,12 +33,12 @@ if state.block > state.depth:
 
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(block_figure(state, result, t), key="block_figure", config=PLOT_CONFIG)
+    st.plotly_chart(figure_cached("block", state, t.lang), key="block_figure", config=PLOT_CONFIG)
     if state.shown_block == 1 and course_table_matches(result, state):
         st.success(t("explorer.course_match"), icon=":material/check_circle:")
 with right:
-    st.plotly_chart(depth_figure(state, result, t), key="depth_figure", config=PLOT_CONFIG)
-st.plotly_chart(readouts_figure(state, result, t), key="readouts_figure", config=PLOT_CONFIG)
+    st.plotly_chart(figure_cached("depth", state, t.lang), key="depth_figure", config=PLOT_CONFIG)
+st.plotly_chart(figure_cached("readouts", state, t.lang), key="readouts_figure", config=PLOT_CONFIG)
 
 st.subheader(t("explorer.numbers", block=state.shown_block))
 st.dataframe(stage_rows(state, result, t), hide_index=True)

@@ -4,8 +4,7 @@ import streamlit as st
 
 from ui.lessons import TOUR
 from ui.text import Text
-from ui.views import TOUR_FIGURES
-from ui.widgets import explore_cached, language, open_in_explorer
+from ui.widgets import figure_cached, language, open_in_explorer
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)
@@ -40,5 +39,4 @@ with text:
     if st.button(t("tour.open_in_explorer"), key="tour_open", icon=":material/open_in_new:"):
         open_in_explorer(step.view)
 with figure:
-    state = step.state(projector)
-    st.plotly_chart(TOUR_FIGURES[step.figure](state, explore_cached(state), t), key="tour_figure")
+    st.plotly_chart(figure_cached(step.figure, step.state(projector), t.lang), key="tour_figure")

@@ -9,7 +9,7 @@ import pytest
 from ui.controls import BY_KEY, ExplorerState, check_query, explorer_query
 from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
 from ui.text import Text
-from ui.views import TOUR_FIGURES, explore, verdict_reading
+from ui.views import FIGURES, explore, verdict_reading
 
 EN = Text("en")
 CATALOGS = {lang: json.loads((Path(__file__).parents[1] / "ui/locales" / f"{lang}.json").read_text()) for lang in
@@ -35,7 +35,7 @@ def test_every_lesson_text_key_exists(lang):
 @pytest.mark.parametrize("step", TOUR, ids=lambda s: s.id)
 def test_every_tour_step_draws_its_figure(step):
     state = step.state()
-    figure = TOUR_FIGURES[step.figure](state, explore(state), EN)
+    figure = FIGURES[step.figure](state, explore(state), EN)
     assert len(figure.data) > 0
 
 

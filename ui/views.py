@@ -381,4 +381,4 @@ def three_stage_rows(result: Exploration, state: ExplorerState, t: Text) -> list
     return rows
 
 
-TOUR_FIGURES = {"tokens": tokens_figure, "block": block_figure, "depth": depth_figure, "readouts": readouts_figure}
+FIGURES = {"tokens": tokens_figure, "block": block_figure, "depth": depth_figure, "readouts": readouts_figure}

@@ -9,10 +9,18 @@ import streamlit as st
 
 from .controls import APP_CONTROLS, BY_KEY, CONTROLS, Control, ExplorerState, explorer_query
 from .text import LANGUAGES, Text, language_for_locale
-from .views import explore
+from .views import FIGURES, explore
 
-# One bounded cache of engine results for every page; results are immutable, so sharing is safe.
+# Bounded caches shared by every page and session. Engine results are read-only arrays; figures
+# are only read by st.plotly_chart. Building a figure (Plotly's validation) costs far more than
+# the engine, so a class clicking through the same views pays for each figure once.
 explore_cached = st.cache_resource(max_entries=256, show_spinner=False)(explore)
+
+
+@st.cache_resource(max_entries=96, show_spinner=False)
+def figure_cached(name: str, state: ExplorerState, lang: str):
+    """The view ``name`` of ``state`` in language ``lang``, built once."""
+    return FIGURES[name](state, explore_cached(state), Text(lang))
 
 PROJECTOR_CSS = """<style>
 html, body, [data-testid="stAppViewContainer"] { font-size: 21px; }
