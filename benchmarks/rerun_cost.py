@@ -1,0 +1,214 @@
+"""Where a server-side rerun of the Explorer spends its time, without a browser.
+
+Run by hand from the repo root: ``.venv/bin/python benchmarks/rerun_cost.py`` (about a minute).
+
+1. Each step of ``pages/explorer.py`` for a few states: the engine (uncached), each figure's
+   construction, and what ``st.plotly_chart`` then does with it (``to_dict`` + ``plotly.io.to_json``),
+   with the JSON size that goes over the WebSocket; the depth figure's frames shown separately.
+2. A whole rerun in Streamlit's AppTest (script + element marshalling, no WebSocket, no browser):
+   the residual toggle and the depth slider, ours against ``benchmarks/baseline_app.py``.
+3. (``--cprofile``) the functions the three figure builders spend their time in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import statistics
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import plotly.io
+import plotly.tools
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE_APP = Path(__file__).resolve().parent / "baseline_app.py"
+app = SimpleNamespace()  # the measured checkout's ui functions, filled by load_app()
+
+
+def load_app(root: Path) -> None:
+    """Import the measured checkout's ui package (``--app-root``: a snapshot of another commit)."""
+    app.root = root.resolve()
+    sys.path.insert(0, str(app.root))
+    os.chdir(app.root)
+    from ui.controls import ExplorerState
+    from ui.text import Text
+    from ui.views import block_figure, depth_figure, explore, readouts_figure
+
+    app.Text, app.explore = Text, explore
+    app.figures = {"block": block_figure, "depth": depth_figure, "readouts": readouts_figure}
+    app.states = {"default (depth 24)": ExplorerState(), "residual off": ExplorerState(residual=False),
+                  "depth 100": ExplorerState(depth=100)}
+    app.default = ExplorerState()
+
+
+def timed(fn, repeats: int) -> float:
+    """Median wall time in ms after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def as_streamlit_does(fig) -> str:
+    """What st.plotly_chart does with a go.Figure before it is queued: to_dict, then to_json."""
+    figure = plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True)
+    return plotly.io.to_json(figure, validate=False)
+
+
+def pieces(repeats: int) -> None:
+    t, explore = app.Text("en"), app.explore
+    print(f"{'state / step':<42}{'median ms':>10}{'JSON kB':>10}")
+    for label, state in app.states.items():
+        print(label)
+        print(f"  {'engine: explore() (uncached)':<40}{timed(lambda s=state: explore(s), repeats):>10.2f}")
+        result = explore(state)
+        total_build = total_ship = 0.0
+        for name, builder in app.figures.items():
+            build = timed(lambda b=builder, s=state, r=result: b(s, r, t), repeats)
+            fig = builder(state, result, t)
+            ship = timed(lambda f=fig: as_streamlit_does(f), repeats)
+            size = len(as_streamlit_does(fig)) / 1024
+            total_build += build
+            total_ship += ship
+            print(f"  {name + ' figure: build':<40}{build:>10.2f}")
+            print(f"  {name + ' figure: to_dict + to_json':<40}{ship:>10.2f}{size:>10.1f}")
+            if fig.frames:
+                frames = plotly.io.to_json({"frames": fig.to_dict()["frames"]}, validate=False)
+                sliders = plotly.io.to_json({"layout": {"sliders": fig.to_dict()["layout"].get("sliders", [])}},
+                                            validate=False)
+                print(f"    {len(fig.frames)} frames: {len(frames) / 1024:.1f} kB, slider steps "
+                      f"{len(sliders) / 1024:.1f} kB of the spec")
+        print(f"  {'three figures: build + ship':<40}{total_build + total_ship:>10.2f}")
+
+
+def retained_memory() -> None:
+    """What one cached result or figure keeps alive (tracemalloc), to bound a cache of N entries."""
+    import gc
+    import tracemalloc
+
+    t = app.Text("en")
+    print("\nRetained memory per cached object (tracemalloc, kB)")
+    for label, state in app.states.items():
+        sizes = []
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        result = app.explore(state)
+        sizes.append(tracemalloc.get_traced_memory()[0] - before)
+        for builder in app.figures.values():
+            before = tracemalloc.get_traced_memory()[0]
+            fig = builder(state, result, t)
+            gc.collect()
+            sizes.append(tracemalloc.get_traced_memory()[0] - before)
+            del fig
+        tracemalloc.stop()
+        print(f"  {label:<22} engine result {sizes[0] / 1024:8.0f}   figures: "
+              + ", ".join(f"{n} {v / 1024:.0f}" for n, v in zip(app.figures, sizes[1:], strict=True)))
+
+
+def gc_with_cached_figures() -> None:
+    """What one full collection (Streamlit's post-script gc.collect(2)) costs as built figures are
+    kept alive, e.g. by a cache of go.Figure objects."""
+    import gc
+
+    t = app.Text("en")
+    kept = []
+    print("\ngc.collect(2) while built figures stay alive (median of 5, ms)")
+    depths = iter(range(1, 101))
+    for target in (0, 24, 96):
+        while len(kept) < target:
+            state = app.default.__class__(depth=next(depths))
+            kept.extend(builder(state, app.explore(state), t) for builder in app.figures.values())
+            kept = kept[:target]
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            gc.collect(2)
+            times.append(time.perf_counter() - start)
+        print(f"  {target:>3} figures alive: {statistics.median(times) * 1e3:7.1f} ms, "
+              f"{len(gc.get_objects()):>8} tracked objects")
+
+
+def apptest_reruns(repeats: int) -> None:
+    import gc
+
+    from streamlit import config
+    from streamlit.testing.v1 import AppTest
+
+    print("\nWhole reruns in AppTest (server CPU only; median ms over", repeats, "reruns)")
+
+    def rerun_times(script: str, change) -> float:
+        at = AppTest.from_file(str(script), default_timeout=60)
+        at.query_params["lang"] = "en"
+        at.run()
+        times = []
+        for i in range(repeats + 2):
+            change(at, i)
+            start = time.perf_counter()
+            at.run()
+            if i >= 2:
+                times.append(time.perf_counter() - start)
+            assert not at.exception, at.exception
+        return statistics.median(times) * 1e3
+
+    toggle = lambda at, i: at.toggle(key="residual").set_value(i % 2 == 1)  # noqa: E731
+    walk = lambda at, i: at.slider(key="depth").set_value(25 + i % 70)  # noqa: E731
+    deep = lambda at, i: at.slider(key="depth").set_value(100 - (i % 2))  # noqa: E731
+    for gc_after in (True, False):
+        config.set_option("runner.postScriptGC", gc_after)
+        print(f" runner.postScriptGC = {gc_after}")
+        for name, script in (("ours", app.root / "app.py"), ("baseline", BASELINE_APP)):
+            print(f"  {name:<9} residual toggle {rerun_times(script, toggle):>8.1f}   depth 25.. walk "
+                  f"{rerun_times(script, walk):>8.1f}   depth 99/100 {rerun_times(script, deep):>8.1f}")
+    config.set_option("runner.postScriptGC", True)
+    collect = []
+    for _ in range(5):
+        start = time.perf_counter()
+        gc.collect(2)
+        collect.append(time.perf_counter() - start)
+    print(f"  one gc.collect(2) in this process now: {statistics.median(collect) * 1e3:.1f} ms over "
+          f"{len(gc.get_objects())} tracked objects (Streamlit runs one after every script run)")
+
+
+def profile_builders() -> None:
+    t, state = app.Text("en"), app.default
+    result = app.explore(state)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(5):
+        for builder in app.figures.values():
+            as_streamlit_does(builder(state, result, t))
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(25)
+    print("\ncProfile: 5 x (build + ship) of the three figures, default state, top 25 by cumulative time")
+    print("\n".join(line for line in out.getvalue().splitlines() if line.strip())[:6000])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--cprofile", action="store_true")
+    parser.add_argument("--app-root", type=Path, default=ROOT, help="the checkout / snapshot to measure")
+    args = parser.parse_args()
+    load_app(args.app_root)
+    repeats = max(3, min(args.repeats, 200))
+    pieces(repeats)
+    retained_memory()
+    gc_with_cached_figures()
+    apptest_reruns(repeats)
+    if args.cprofile:
+        profile_builders()
+
+
+if __name__ == "__main__":
+    main()
