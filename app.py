@@ -7,7 +7,8 @@ from ui.text import Text
 from ui.widgets import app_chrome, language, warn_about_url
 
 projector_link = st.query_params.get("projector") == "true"
-st.set_page_config(page_title="BlockStab", page_icon=":material/layers:", layout="wide",
+# No page_icon: a Material-icon favicon would be fetched from an online font service.
+st.set_page_config(page_title="BlockStab", layout="wide",
                    initial_sidebar_state="collapsed" if projector_link else "auto")
 url_problems = check_query(st.query_params.to_dict())  # before anything rewrites the URL
 t = Text(language())

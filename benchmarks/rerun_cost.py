@@ -100,7 +100,7 @@ def retained_memory() -> None:
     for label, state in app.states.items():
         sizes = []
         gc.collect()
-        tracemalloc.start()
+        tracemalloc.start()  # engine result first, then each figure built from it, one at a time
         before = tracemalloc.get_traced_memory()[0]
         result = app.explore(state)
         sizes.append(tracemalloc.get_traced_memory()[0] - before)
@@ -110,6 +110,7 @@ def retained_memory() -> None:
             gc.collect()
             sizes.append(tracemalloc.get_traced_memory()[0] - before)
             del fig
+            gc.collect()  # the figure's own cycles go now, not during the next measurement
         tracemalloc.stop()
         print(f"  {label:<22} engine result {sizes[0] / 1024:8.0f}   figures: "
               + ", ".join(f"{n} {v / 1024:.0f}" for n, v in zip(app.figures, sizes[1:], strict=True)))
@@ -141,7 +142,6 @@ def gc_with_cached_figures() -> None:
 def apptest_reruns(repeats: int) -> None:
     import gc
 
-    from streamlit import config
     from streamlit.testing.v1 import AppTest
 
     print("\nWhole reruns in AppTest (server CPU only; median ms over", repeats, "reruns)")
@@ -163,13 +163,9 @@ def apptest_reruns(repeats: int) -> None:
     toggle = lambda at, i: at.toggle(key="residual").set_value(i % 2 == 1)  # noqa: E731
     walk = lambda at, i: at.slider(key="depth").set_value(25 + i % 70)  # noqa: E731
     deep = lambda at, i: at.slider(key="depth").set_value(100 - (i % 2))  # noqa: E731
-    for gc_after in (True, False):
-        config.set_option("runner.postScriptGC", gc_after)
-        print(f" runner.postScriptGC = {gc_after}")
-        for name, script in (("ours", app.root / "app.py"), ("baseline", BASELINE_APP)):
-            print(f"  {name:<9} residual toggle {rerun_times(script, toggle):>8.1f}   depth 25.. walk "
-                  f"{rerun_times(script, walk):>8.1f}   depth 99/100 {rerun_times(script, deep):>8.1f}")
-    config.set_option("runner.postScriptGC", True)
+    for name, script in (("ours", app.root / "app.py"), ("baseline", BASELINE_APP)):
+        print(f"  {name:<9} residual toggle {rerun_times(script, toggle):>8.1f}   depth 25.. walk "
+              f"{rerun_times(script, walk):>8.1f}   depth 99/100 {rerun_times(script, deep):>8.1f}")
     collect = []
     for _ in range(5):
         start = time.perf_counter()

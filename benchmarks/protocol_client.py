@@ -1,0 +1,197 @@
+"""A Streamlit session without a browser: the WebSocket protocol as the frontend speaks it.
+
+Used by ``classroom_load.py`` to put many sessions on the server while only a few real Chromium
+pages measure the end-to-end latency (40 rendering pages saturate a 2-core machine by themselves).
+Like the frontend, each rerun sends every widget's current value (read from the elements the
+server sent, refs resolved from a local message cache), the page's URL query string (as the
+server last set it) and the hashes of the messages it holds. Loopback only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import urllib.parse
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+FINISHED_OK = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+
+
+def widget_key(widget_id: str) -> str:
+    """The user key at the end of a widget id (``$$ID-<hash>-<key>``)."""
+    return widget_id.rsplit("-", 1)[-1]
+
+
+def widget_state(element, remembered: dict[str, WidgetState]) -> tuple[WidgetState, WidgetState] | None:
+    """(value the frontend would report, the element's default value) for a widget element just
+    drawn. Like the frontend, a value the user chose is remembered and wins over the element's
+    default unless the server sets the value itself (``set_value``)."""
+    kind = element.WhichOneof("type")
+    proto = getattr(element, kind)
+    widget_id = getattr(proto, "id", "")
+    if not widget_id or kind not in ("checkbox", "slider", "radio", "selectbox"):
+        return None  # buttons and the like report nothing until used
+    default = WidgetState(id=widget_id)
+    if kind == "checkbox":
+        default.bool_value = proto.default
+    elif kind == "slider":
+        default.double_array_value.data.extend(proto.default)
+    elif len(proto.options) > proto.default >= 0:
+        default.string_value = proto.options[proto.default]
+    else:
+        return None
+    state = WidgetState.FromString(default.SerializeToString())
+    if proto.set_value:
+        if kind == "checkbox":
+            state.bool_value = proto.value
+        elif kind == "slider":
+            del state.double_array_value.data[:]
+            state.double_array_value.data.extend(proto.value)
+        elif proto.raw_value:
+            state.string_value = proto.raw_value
+    elif widget_key(widget_id) in remembered:
+        state.CopyFrom(remembered[widget_key(widget_id)])
+        state.id = widget_id
+    return state, default
+
+
+class ProtocolSession:
+    """One session: connect, run the page, then change widgets by key and time each rerun."""
+
+    def __init__(self, port: int, query: str = "lang=en"):
+        self.port, self.query = port, query
+        self.cache: dict[str, ForwardMsg] = {}
+        self.page_hash = ""
+        self.widgets: dict[str, WidgetState] = {}  # by widget id, from the last finished run
+        self.run_widgets: dict[str, WidgetState] = {}
+        self.defaults: dict[str, WidgetState] = {}  # by key
+        self.bound: set[str] = set()  # keys of widgets bound to a URL query parameter
+        self.remembered: dict[str, WidgetState] = {}  # by key: what "the user" set
+        self.url_bound: dict[str, str | None] = {}  # bound widgets' URL values (None: left out)
+        self.exceptions = 0
+        self.bytes_received = 0
+        self._finished: asyncio.Future | None = None
+        self._reader: asyncio.Task | None = None
+
+    async def connect(self, timeout: float = 30.0) -> float:
+        self.ws = await websockets.connect(
+            f"ws://localhost:{self.port}/_stcore/stream", subprotocols=["streamlit"],
+            origin=f"http://localhost:{self.port}", max_size=None, open_timeout=timeout)
+        self._reader = asyncio.create_task(self._read())
+        return await self.rerun(timeout=timeout)
+
+    def _take(self, msg: ForwardMsg) -> None:
+        kind = msg.WhichOneof("type")
+        if kind == "ref_hash":
+            cached = self.cache.get(msg.ref_hash)
+            if cached is None:
+                return
+            msg = cached
+            kind = msg.WhichOneof("type")
+        elif msg.metadata.cacheable and msg.hash:
+            self.cache[msg.hash] = msg
+        if kind == "new_session":
+            self.page_hash = msg.new_session.page_script_hash or self.page_hash
+            self.run_widgets = {}
+        elif kind == "page_info_changed":
+            self.query = msg.page_info_changed.query_string
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            if element.WhichOneof("type") == "exception":
+                self.exceptions += 1
+            found = widget_state(element, self.remembered)
+            if found is not None:
+                state, default = found
+                key = widget_key(state.id)
+                self.run_widgets[state.id] = state
+                self.remembered[key] = state
+                self.defaults[key] = default
+                proto = getattr(element, element.WhichOneof("type"))
+                if getattr(proto, "query_param_key", ""):
+                    self.bound.add(key)
+        elif kind == "script_finished":
+            if msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                self.widgets = dict(self.run_widgets)
+            if self._finished is not None and not self._finished.done():
+                self._finished.set_result(msg.script_finished)
+
+    async def _read(self) -> None:
+        try:
+            async for data in self.ws:
+                if isinstance(data, bytes):
+                    self.bytes_received += len(data)
+                    msg = ForwardMsg()
+                    msg.ParseFromString(data)
+                    self._take(msg)
+        except websockets.ConnectionClosed:
+            pass
+        if self._finished is not None and not self._finished.done():
+            self._finished.set_exception(ConnectionError("WebSocket closed"))
+
+    async def rerun(self, changes: dict[str, object] | None = None, timeout: float = 30.0) -> float:
+        """Send a rerun with the widgets whose key ends a widget id set to new values; return the
+        time (ms) until the server says the script finished. Raises on timeout or a failed run."""
+        states = []
+        query = dict(urllib.parse.parse_qsl(self.query, keep_blank_values=True))
+        for state in self.widgets.values():
+            state = WidgetState.FromString(state.SerializeToString())
+            key = widget_key(state.id)
+            if changes and key in changes:
+                value = changes[key]
+                if isinstance(value, bool):
+                    state.bool_value = value
+                    text = "true" if value else "false"
+                else:
+                    del state.double_array_value.data[:]
+                    state.double_array_value.data.append(float(value))
+                    text = str(int(value))
+                self.remembered[key] = state
+                if key in self.bound:  # the frontend writes a bound widget's value into the URL
+                    default = self.defaults.get(key)
+                    same = default is not None and default.SerializeToString() == WidgetState(
+                        id=state.id, **{state.WhichOneof("value"): getattr(state, state.WhichOneof("value"))}
+                    ).SerializeToString()
+                    self.url_bound[key] = None if same else text
+            states.append(state)
+        for key, text in self.url_bound.items():  # the server's page_info leaves these to the frontend
+            if text is None:
+                query.pop(key, None)
+            else:
+                query[key] = text
+        self.query = urllib.parse.urlencode(sorted(query.items()))
+        msg = BackMsg()
+        client = msg.rerun_script
+        client.query_string = self.query
+        client.page_script_hash = self.page_hash
+        client.widget_states.widgets.extend(states)
+        client.cached_message_hashes.extend(self.cache)
+        client.context_info.timezone = "UTC"
+        client.context_info.locale = "en-US"
+        client.context_info.url = f"http://localhost:{self.port}/"
+        self.run_widgets = {}
+        self._finished = asyncio.get_running_loop().create_future()
+        start = time.perf_counter()
+        await self.ws.send(msg.SerializeToString())
+        status = await asyncio.wait_for(self._finished, timeout)
+        elapsed = (time.perf_counter() - start) * 1e3
+        if status not in FINISHED_OK:
+            raise RuntimeError(f"script finished with status {status}")
+        return elapsed
+
+    def value(self, key: str):
+        for state in self.widgets.values():
+            if widget_key(state.id) == key:
+                kind = state.WhichOneof("value")
+                return list(state.double_array_value.data)[0] if kind == "double_array_value" else getattr(state, kind)
+        return None
+
+    async def close(self) -> None:
+        with contextlib.suppress(TimeoutError, websockets.WebSocketException, OSError):
+            await asyncio.wait_for(self.ws.close(), 5)
+        if self._reader is not None:
+            self._reader.cancel()
