@@ -11,7 +11,9 @@ Pre-LN (Xiong et al. 2020; norm -> sublayer -> add, one final norm after the sta
     y = s*h + a*FFN(Norm(h))
 
 ``s`` is the skip scale and ``a`` the branch scale (:class:`StackConfig`); switching the
-residual off drops the ``s*x`` term, switching normalization off makes ``Norm`` the identity.
+residual off drops the ``s*x`` term, switching normalization off makes ``Norm`` the identity. An attention-only stack
+(``feed_forward=False``, the "pure attention" network of Dong et al. 2021) leaves out the whole
+feed-forward sub-block: ``y = h``.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class StackConfig:
     Noci et al. 2022); ``deepnorm`` (alpha*x + F(x) with alpha = (2L)^(1/4), Wang et al. 2022,
     whose beta = (8L)^(-1/4) scales the initial weights, see :func:`deepnorm_beta`).
     ``eps`` is added to the variance inside the square root of every normalization.
+    ``feed_forward=False`` leaves out each block's feed-forward sub-block (add and norm included).
     """
 
     depth: int = 1
@@ -79,13 +82,14 @@ class StackConfig:
     residual_scale: str = "one"
     causal: bool = False
     eps: float = 1e-5
+    feed_forward: bool = True
 
     def __post_init__(self):
         whole = isinstance(self.depth, int | np.integer) and not isinstance(self.depth, bool)
         if not (whole and 1 <= self.depth <= MAX_DEPTH):
             raise ValueError(f"depth must be an integer from 1 to {MAX_DEPTH}, got {self.depth!r}")
-        if not isinstance(self.residual, bool | np.bool_) or not isinstance(self.causal, bool | np.bool_):
-            raise ValueError("residual and causal must be True or False")
+        if not all(isinstance(flag, bool | np.bool_) for flag in (self.residual, self.causal, self.feed_forward)):
+            raise ValueError("residual, causal and feed_forward must be True or False")
         for value, allowed in (
             (self.norm, NORM_KINDS),
             (self.placement, PLACEMENTS),
@@ -148,6 +152,8 @@ def post_ln_block(x: np.ndarray, p: BlockParams, cfg: StackConfig):
     attn = attention(x, p.attention, weights)
     attn_sum = residual_add(x, attn, cfg)
     h = normalize(attn_sum, p.norm1, cfg.norm, cfg.eps)
+    if not cfg.feed_forward:
+        return (x, attn, attn_sum, h, np.zeros_like(h), h, h), weights
     ffn = feed_forward(h, p.feed_forward)
     ffn_sum = residual_add(h, ffn, cfg)
     y = normalize(ffn_sum, p.norm2, cfg.norm, cfg.eps)
@@ -160,6 +166,8 @@ def pre_ln_block(x: np.ndarray, p: BlockParams, cfg: StackConfig):
     weights = attention_weights(x_norm, p.attention, cfg.causal)
     attn = attention(x_norm, p.attention, weights)
     h = residual_add(x, attn, cfg)
+    if not cfg.feed_forward:
+        return (x, x_norm, attn, h, h, np.zeros_like(h), h), weights
     h_norm = normalize(h, p.norm2, cfg.norm, cfg.eps)
     ffn = feed_forward(h_norm, p.feed_forward)
     y = residual_add(h, ffn, cfg)

@@ -1,7 +1,10 @@
 """Random weights for deep stacks, reproducible from a seed.
 
 Schemes: ``fan_in`` draws every matrix from N(0, 1/fan_in) (LeCun-style, unit gain);
-``bert`` draws from N(0, 0.02^2) as in BERT's initialisation (Devlin et al. 2019).
+``bert`` draws from N(0, std^2) with BERT's std 0.02 at width 768 (Devlin et al. 2019), rescaled
+as 0.02 * sqrt(768 / d_model) so that a narrower model has BERT's gain std * sqrt(d_model);
+``xiong`` is the simplified setting of Xiong et al. 2020: W_Q = W_K = 0 (every token attends
+evenly), every other matrix from N(0, 1/fan_in).
 ``branch_gain`` multiplies the value, output and feed-forward weights (DeepNorm's beta).
 """
 
@@ -12,11 +15,18 @@ import numpy as np
 from .block import BlockParams, StackParams
 from .sublayers import AttentionParams, FeedForwardParams, NormParams
 
-INIT_SCHEMES = ("fan_in", "bert")
+INIT_SCHEMES = ("fan_in", "bert", "xiong")
+BERT_STD = 0.02
+BERT_WIDTH = 768
 
 
-def _matrix(rng: np.random.Generator, fan_in: int, fan_out: int, scheme: str) -> np.ndarray:
-    std = 0.02 if scheme == "bert" else 1.0 / np.sqrt(fan_in)
+def bert_std(d_model: int) -> float:
+    """BERT's initial std, gain-matched to ``d_model``: 0.02 * sqrt(768 / d_model)."""
+    return BERT_STD * np.sqrt(BERT_WIDTH / d_model)
+
+
+def _matrix(rng: np.random.Generator, fan_in: int, fan_out: int, scheme: str, d_model: int) -> np.ndarray:
+    std = bert_std(d_model) if scheme == "bert" else 1.0 / np.sqrt(fan_in)
     return rng.normal(0.0, std, size=(fan_in, fan_out))
 
 
@@ -34,17 +44,23 @@ def random_block(
         raise ValueError(f"{scheme!r} is not one of {INIT_SCHEMES}")
     if heads < 1 or d_model % heads:
         raise ValueError(f"d_model {d_model} is not divisible by {heads} heads")
+    def matrix(fan_in, fan_out):
+        return _matrix(rng, fan_in, fan_out, scheme, d_model)
+
+    query, key = matrix(d_model, d_model), matrix(d_model, d_model)
+    if scheme == "xiong":
+        query, key = np.zeros_like(query), np.zeros_like(key)
     attn = AttentionParams(
-        w_query=_matrix(rng, d_model, d_model, scheme),
-        w_key=_matrix(rng, d_model, d_model, scheme),
-        w_value=branch_gain * _matrix(rng, d_model, d_model, scheme),
-        w_out=branch_gain * _matrix(rng, d_model, d_model, scheme),
+        w_query=query,
+        w_key=key,
+        w_value=branch_gain * matrix(d_model, d_model),
+        w_out=branch_gain * matrix(d_model, d_model),
         heads=heads,
     )
     ffn = FeedForwardParams(
-        w_in=branch_gain * _matrix(rng, d_model, hidden, scheme),
+        w_in=branch_gain * matrix(d_model, hidden),
         b_in=np.zeros(hidden),
-        w_out=branch_gain * _matrix(rng, hidden, d_model, scheme),
+        w_out=branch_gain * matrix(hidden, d_model),
         b_out=np.zeros(d_model),
         activation=activation,
     )

@@ -13,6 +13,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from blockstab.block import (
     MAX_DEPTH,
+    PLACEMENTS,
     POST_STAGES,
     PRE_STAGES,
     BlockParams,
@@ -21,10 +22,18 @@ from blockstab.block import (
     deepnorm_beta,
     post_ln_block,
     pre_ln_block,
+    residual_add,
     run_stack,
 )
-from blockstab.init import random_block, random_stack, random_tokens
-from blockstab.sublayers import AttentionParams, FeedForwardParams, NormParams, normalize
+from blockstab.init import bert_std, random_block, random_stack, random_tokens
+from blockstab.sublayers import (
+    AttentionParams,
+    FeedForwardParams,
+    NormParams,
+    attention,
+    attention_weights,
+    normalize,
+)
 
 PROPERTY = settings(max_examples=50, deadline=None)
 
@@ -479,9 +488,22 @@ def test_bert_scheme_std(seed):
     params = random_stack(seed, 2, 64, heads=4, scheme="bert")
     pooled = np.concatenate([m.ravel() for b in params.blocks for m in _matrices(b).values()])
     n = pooled.size
+    std = 0.02 * math.sqrt(768 / 64)  # BERT's 0.02 at width 768, gain-matched to width 64
     # Sample std of n normal draws has relative standard error ~ 1/sqrt(2n); allow 5 of those.
-    assert abs(pooled.std() / 0.02 - 1.0) < 5.0 / math.sqrt(2 * n)
-    assert abs(pooled.mean()) < 5.0 * 0.02 / math.sqrt(n)
+    assert abs(pooled.std() / std - 1.0) < 5.0 / math.sqrt(2 * n)
+    assert abs(pooled.mean()) < 5.0 * std / math.sqrt(n)
+
+
+def test_bert_scheme_is_berts_std_at_berts_width():
+    assert bert_std(768) == 0.02
+
+
+def test_xiong_scheme_zeroes_query_and_key_only():
+    block = random_stack(0, 1, 16, heads=2, scheme="xiong").blocks[0]
+    matrices = _matrices(block)
+    assert not matrices["q"].any() and not matrices["k"].any()
+    for name in ("v", "o", "in", "out"):
+        assert abs(matrices[name].std() * math.sqrt(matrices[name].shape[0]) - 1.0) < 0.2, name
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -561,3 +583,30 @@ def test_random_block_refuses_nonpositive_heads(heads):
 
     with pytest.raises(ValueError):
         random_block(np.random.default_rng(0), 6, heads, 8)
+
+
+# ------------------------------------------------------------------------- attention-only stacks
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("residual", [True, False])
+def test_attention_only_block_leaves_out_the_feed_forward_sub_block(placement, residual):
+    """Dong et al.'s pure-attention network: each block is its attention sub-block alone, y = h."""
+    x = random_tokens(2, 2, 5, 8)
+    params = random_stack(2, 3, 8, heads=2)
+    cfg = StackConfig(depth=3, residual=residual, norm="layernorm", placement=placement, feed_forward=False)
+    trace = run_stack(x, params, cfg)
+    expected = x
+    for i in range(3):
+        p = params.block(i)
+        inner = normalize(expected, p.norm1, "layernorm", cfg.eps) if placement == "pre" else expected
+        attn = attention(inner, p.attention, attention_weights(inner, p.attention))
+        summed = residual_add(expected, attn, cfg)
+        expected = normalize(summed, p.norm1, "layernorm", cfg.eps) if placement == "post" else summed
+        assert_allclose(trace.stream[i + 1], expected, rtol=1e-12, atol=1e-12)
+    assert not trace.stage("feed_forward").any()
+
+
+def test_feed_forward_flag_must_be_boolean():
+    with pytest.raises(ValueError):
+        StackConfig(feed_forward="no")
