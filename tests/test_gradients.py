@@ -306,15 +306,19 @@ def test_norm_input_gradients_ignore_shift_and_scale(x, seed, eps):
     d = x.shape[-1]
     p, G = random_norm(rng, d), rng.normal(size=x.shape)
     centred = x - x.mean(axis=-1, keepdims=True)
-    for backward, along, spread in (
-        (layer_norm_backward, centred, (centred**2).mean(axis=-1)),
-        (rms_norm_backward, x, (x**2).mean(axis=-1)),
+    variance = (centred**2).mean(axis=-1)
+    # Rows whose spread is not lost to rounding when the mean is subtracted (as in test_sublayers).
+    conditioned = np.sqrt(variance) > 1e-6 * np.abs(x).max(axis=-1)
+    for backward, along, spread, checked in (
+        (layer_norm_backward, centred, variance, conditioned),
+        (rms_norm_backward, x, (x**2).mean(axis=-1), np.ones_like(conditioned)),
     ):
         grad_x, _ = backward(x, p, eps, G)
         n = along / np.sqrt(spread[..., None] + eps)
         expected = eps / (spread + eps) * (G * p.gain * n).sum(axis=-1)
         size = np.linalg.norm(grad_x, axis=-1) * np.linalg.norm(along, axis=-1)
-        assert np.all(np.abs((grad_x * along).sum(axis=-1) - expected) <= 1e-9 * (size + np.abs(expected)) + 1e-12)
+        error = np.abs((grad_x * along).sum(axis=-1) - expected)
+        assert np.all((error <= 1e-9 * (size + np.abs(expected)) + 1e-12)[checked])
     grad_x, _ = layer_norm_backward(x, p, eps, G)
     assert np.all(np.abs(grad_x.sum(axis=-1)) <= 1e-9 * np.abs(grad_x).sum(axis=-1) + 1e-12)
 
