@@ -368,3 +368,28 @@ def test_diverging_stack_gives_inf_or_nan_without_warnings():
         warnings.simplefilter("error")
         grads = stack_backward(x, params, cfg, np.ones_like(x))
     assert not np.all(np.isfinite(grads.stream))
+
+
+# ------------------------------------------------------------------------------ a known result
+
+
+def last_ffn_w_out_gradient(placement: str, depth: int) -> float:
+    """Mean over three initialisations of ||dL/dW^2|| in the last block, for a fixed random readout."""
+    x = random_tokens(seed=1, batch=2, tokens=8, d_model=32)
+    G = np.random.default_rng(2).normal(size=x.shape)
+    cfg = StackConfig(depth=depth, norm="layernorm", placement=placement)
+    return np.mean([
+        layer_gradient_norms(stack_backward(x, random_stack(seed, depth, 32, heads=4), cfg, G))["ffn_w_out"][-1]
+        for seed in range(3)
+    ])
+
+
+def test_last_layer_gradient_follows_xiong_theorem_1():
+    """Xiong et al. 2020, Theorem 1: at initialisation the gradient of the last FFN weight is
+    O(d sqrt(ln d)) for Post-LN, whatever the depth, and O(d sqrt(ln d / L)) for Pre-LN.
+    So going from 4 to 64 blocks should leave Post-LN's roughly unchanged and shrink Pre-LN's
+    by about sqrt(16) = 4."""
+    post = last_ffn_w_out_gradient("post", 64) / last_ffn_w_out_gradient("post", 4)
+    pre = last_ffn_w_out_gradient("pre", 64) / last_ffn_w_out_gradient("pre", 4)
+    assert 0.67 < post < 1.5
+    assert 1 / 8 < pre < 1 / 2
