@@ -1,4 +1,4 @@
-"""Engine benchmark: lesson traces at several depths and a random deep stack.
+"""Engine benchmark: lesson traces at several depths and a random deep stack, forward and backward.
 
 Run: ``.venv/bin/python benchmarks/engine.py``. Prints min and median wall time over repeats.
 Targets on the 2-core reference machine: lesson depth 1000 < 30 ms; random stack < 300 ms.
@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from blockstab.block import StackConfig, run_stack  # noqa: E402
+from blockstab.gradients import stack_backward  # noqa: E402
 from blockstab.init import random_stack, random_tokens  # noqa: E402
 from blockstab.lesson import ACTION_TOKEN, lesson_trace  # noqa: E402
 from blockstab.readouts import readouts  # noqa: E402
@@ -41,10 +42,13 @@ def main() -> None:
     lab_tokens = random_tokens(seed=1, batch=1, tokens=32, d_model=64)
     cases.append(("random stack d=64, 32 tokens, 4 heads, 200 blocks",
                   lambda: run_stack(lab_tokens, lab_params, lab_cfg), 5))
-    print(f"{'case':<55}{'min ms':>10}{'median ms':>12}")
+    readout = random_tokens(seed=2, batch=1, tokens=32, d_model=64)  # dL/d(output) of a random linear readout
+    cases.append(("random stack d=64, 32 tokens, 4 heads, 200 blocks, forward + backward",
+                  lambda: stack_backward(lab_tokens, lab_params, lab_cfg, readout), 5))
+    print(f"{'case':<72}{'min ms':>10}{'median ms':>12}")
     for name, fn, repeats in cases:
         best, median = timed(fn, repeats)
-        print(f"{name:<55}{best:>10.2f}{median:>12.2f}")
+        print(f"{name:<72}{best:>10.2f}{median:>12.2f}")
 
 
 if __name__ == "__main__":

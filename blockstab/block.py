@@ -18,6 +18,7 @@ feed-forward sub-block: ``y = h``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -210,13 +211,18 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def run_stack(x: np.ndarray, params: StackParams, cfg: StackConfig) -> Trace:
-    """Run ``cfg.depth`` blocks on ``x`` ``(batch, tokens, d_model)`` and record every stage."""
+def _checked_input(x: np.ndarray, params: StackParams, cfg: StackConfig) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 3 or not np.all(np.isfinite(x)):
         raise ValueError("input must be a finite (batch, tokens, d_model) array")
     if len(params.blocks) not in (1, cfg.depth):
         raise ValueError(f"{len(params.blocks)} blocks of weights for a stack of depth {cfg.depth}")
+    return x
+
+
+def run_stack(x: np.ndarray, params: StackParams, cfg: StackConfig) -> Trace:
+    """Run ``cfg.depth`` blocks on ``x`` ``(batch, tokens, d_model)`` and record every stage."""
+    x = _checked_input(x, params, cfg)
     block = BLOCKS[cfg.placement]
     heads = params.block(0).attention.heads
     values = np.empty((cfg.depth, len(cfg.stages), *x.shape))
@@ -228,3 +234,24 @@ def run_stack(x: np.ndarray, params: StackParams, cfg: StackConfig) -> Trace:
             x = stages[-1]
         output = normalize(x, params.final_norm, cfg.norm, cfg.eps) if cfg.placement == "pre" else x
     return Trace(cfg, _read_only(values), _read_only(weights), _read_only(np.array(output)))
+
+
+def run_stream(
+    x: np.ndarray, params: StackParams, cfg: StackConfig, progress: Callable[[float], None] | None = None
+) -> np.ndarray:
+    """The residual stream only, as :attr:`Trace.stream`: ``(depth + 1, batch, tokens, d_model)``.
+
+    Keeps no stages, so memory grows with depth only by one activation per block; the backward
+    pass recomputes each block from its input. ``progress(fraction)`` is called after each block.
+    """
+    x = _checked_input(x, params, cfg)
+    block = BLOCKS[cfg.placement]
+    stream = np.empty((cfg.depth + 1, *x.shape))
+    stream[0] = x
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(cfg.depth):
+            stages, _ = block(stream[i], params.block(i), cfg)
+            stream[i + 1] = stages[-1]
+            if progress is not None:
+                progress((i + 1) / cfg.depth)
+    return stream
