@@ -18,7 +18,7 @@ feed-forward sub-block: ``y = h``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -133,9 +133,10 @@ class BlockParams:
 
 @dataclass(frozen=True)
 class StackParams:
-    """One block's weights shared by every block (``len(blocks) == 1``), or one set per block."""
+    """One block's weights shared by every block (``len(blocks) == 1``), or one set per block
+    (a tuple, or any sequence such as :class:`~blockstab.init.SeededBlocks`)."""
 
-    blocks: tuple[BlockParams, ...]
+    blocks: Sequence[BlockParams]
     final_norm: NormParams
 
     def block(self, index: int) -> BlockParams:

@@ -148,13 +148,24 @@ def residual_add_backward(grad_out: np.ndarray, cfg: StackConfig):
     return cfg.skip_scale * grad_out, cfg.branch_scale * grad_out
 
 
+def _left_out(p: BlockParams, grad_h: np.ndarray):
+    """An attention-only block (``cfg.feed_forward`` off): y = h, the FFN sub-block gets no gradient."""
+    zero = replace(p.feed_forward, **{f.name: np.zeros_like(getattr(p.feed_forward, f.name))
+                                       for f in fields(p.feed_forward) if f.name != "activation"})
+    return grad_h, zero, _no_gradient(p.norm2)
+
+
 def post_ln_block_backward(x: np.ndarray, p: BlockParams, cfg: StackConfig, grad_out: np.ndarray):
     """Backward of the Post-LN block ``h = Norm(s*x + a*Attn(x)); y = Norm(s*h + a*FFN(h))``."""
     (_, _, attn_sum, h, _, ffn_sum, _), _ = BLOCKS["post"](x, p, cfg)
-    grad_ffn_sum, norm2 = normalize_backward(ffn_sum, p.norm2, cfg.norm, cfg.eps, grad_out)
-    grad_h_skip, grad_ffn = residual_add_backward(grad_ffn_sum, cfg)
-    grad_h_branch, ffn = feed_forward_backward(h, p.feed_forward, grad_ffn)
-    grad_attn_sum, norm1 = normalize_backward(attn_sum, p.norm1, cfg.norm, cfg.eps, grad_h_skip + grad_h_branch)
+    if cfg.feed_forward:
+        grad_ffn_sum, norm2 = normalize_backward(ffn_sum, p.norm2, cfg.norm, cfg.eps, grad_out)
+        grad_h_skip, grad_ffn = residual_add_backward(grad_ffn_sum, cfg)
+        grad_h_branch, ffn = feed_forward_backward(h, p.feed_forward, grad_ffn)
+        grad_h = grad_h_skip + grad_h_branch
+    else:
+        grad_h, ffn, norm2 = _left_out(p, grad_out)
+    grad_attn_sum, norm1 = normalize_backward(attn_sum, p.norm1, cfg.norm, cfg.eps, grad_h)
     grad_x_skip, grad_attn = residual_add_backward(grad_attn_sum, cfg)
     grad_x_branch, attn = attention_backward(x, p.attention, cfg.causal, grad_attn)
     return grad_x_skip + grad_x_branch, BlockParams(attn, ffn, norm1, norm2)
@@ -163,10 +174,14 @@ def post_ln_block_backward(x: np.ndarray, p: BlockParams, cfg: StackConfig, grad
 def pre_ln_block_backward(x: np.ndarray, p: BlockParams, cfg: StackConfig, grad_out: np.ndarray):
     """Backward of the Pre-LN block ``h = s*x + a*Attn(Norm(x)); y = s*h + a*FFN(Norm(h))``."""
     (_, x_norm, _, h, h_norm, _, _), _ = BLOCKS["pre"](x, p, cfg)
-    grad_h_skip, grad_ffn = residual_add_backward(grad_out, cfg)
-    grad_h_norm, ffn = feed_forward_backward(h_norm, p.feed_forward, grad_ffn)
-    grad_h_branch, norm2 = normalize_backward(h, p.norm2, cfg.norm, cfg.eps, grad_h_norm)
-    grad_x_skip, grad_attn = residual_add_backward(grad_h_skip + grad_h_branch, cfg)
+    if cfg.feed_forward:
+        grad_h_skip, grad_ffn = residual_add_backward(grad_out, cfg)
+        grad_h_norm, ffn = feed_forward_backward(h_norm, p.feed_forward, grad_ffn)
+        grad_h_branch, norm2 = normalize_backward(h, p.norm2, cfg.norm, cfg.eps, grad_h_norm)
+        grad_h = grad_h_skip + grad_h_branch
+    else:
+        grad_h, ffn, norm2 = _left_out(p, grad_out)
+    grad_x_skip, grad_attn = residual_add_backward(grad_h, cfg)
     grad_x_norm, attn = attention_backward(x_norm, p.attention, cfg.causal, grad_attn)
     grad_x_branch, norm1 = normalize_backward(x, p.norm1, cfg.norm, cfg.eps, grad_x_norm)
     return grad_x_skip + grad_x_branch, BlockParams(attn, ffn, norm1, norm2)
@@ -242,20 +257,35 @@ def stack_backward(
         raise ValueError(f"grad_output must have the output's shape {np.shape(x)}")
     forward_progress = None if progress is None else (lambda f: progress(FORWARD_SHARE * f))
     stream = run_stream(x, params, cfg, forward_progress)
-    block_backward = BLOCK_BACKWARDS[cfg.placement]
     grad_stream = np.empty_like(stream)
     blocks = [None] * cfg.depth
+    for i, grad, grads in backward_steps(stream, params, cfg, grad_output):
+        grad_stream[i] = grad
+        if i == cfg.depth:
+            final_norm = grads
+            continue
+        blocks[i] = grads
+        if progress is not None:
+            progress(FORWARD_SHARE + (1.0 - FORWARD_SHARE) * (cfg.depth - i) / cfg.depth)
+    return StackGradients(grad_stream, tuple(blocks), final_norm, shared=len(params.blocks) == 1)
+
+
+def backward_steps(stream: np.ndarray, params: StackParams, cfg: StackConfig, grad_output: np.ndarray):
+    """Backpropagate ``grad_output`` through a stack whose forward left ``stream`` (as
+    :func:`~blockstab.block.run_stream`), one step at a time so a caller can keep only what it
+    needs: yields ``(i, dL/d stream[i], gradients)`` for ``i = depth`` (the final norm's gradients)
+    down to 0 (block ``i``'s gradients, recomputing the block from ``stream[i]``)."""
+    block_backward = BLOCK_BACKWARDS[cfg.placement]
     with np.errstate(over="ignore", invalid="ignore"):
         if cfg.placement == "pre":
             grad, final_norm = normalize_backward(stream[-1], params.final_norm, cfg.norm, cfg.eps, grad_output)
         else:
             grad, final_norm = grad_output, _no_gradient(params.final_norm)
-        grad_stream[-1] = grad
-        for i in reversed(range(cfg.depth)):
-            grad_stream[i], blocks[i] = block_backward(stream[i], params.block(i), cfg, grad_stream[i + 1])
-            if progress is not None:
-                progress(FORWARD_SHARE + (1.0 - FORWARD_SHARE) * (cfg.depth - i) / cfg.depth)
-    return StackGradients(grad_stream, tuple(blocks), final_norm, shared=len(params.blocks) == 1)
+    yield cfg.depth, grad, final_norm
+    for i in reversed(range(cfg.depth)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            grad, block = block_backward(stream[i], params.block(i), cfg, grad)
+        yield i, grad, block
 
 
 def layer_gradient_norms(grads: StackGradients) -> dict[str, np.ndarray]:

@@ -10,6 +10,9 @@ evenly), every other matrix from N(0, 1/fan_in).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 
 from .block import BlockParams, StackParams
@@ -86,6 +89,31 @@ def random_stack(
         random_block(rng, d_model, heads, hidden, scheme, activation, branch_gain) for _ in range(count)
     )
     return StackParams(blocks, NormParams.identity(d_model))
+
+
+@dataclass(frozen=True)
+class SeededBlocks(Sequence):
+    """``depth`` random blocks, block ``i`` drawn from ``(seed, i)`` each time it is read: a stack
+    of any depth and width that keeps no weights in memory (``StackParams(SeededBlocks(...), ...)``)."""
+
+    seed: int
+    depth: int
+    d_model: int
+    heads: int
+    hidden: int
+    scheme: str = "fan_in"
+    activation: str = "relu"
+    branch_gain: float = 1.0
+
+    def __len__(self) -> int:
+        return self.depth
+
+    def __getitem__(self, index: int) -> BlockParams:
+        if not 0 <= index < self.depth:
+            raise IndexError(index)
+        rng = np.random.default_rng((self.seed, index))
+        return random_block(rng, self.d_model, self.heads, self.hidden, self.scheme, self.activation,
+                            self.branch_gain)
 
 
 def random_tokens(seed: int, batch: int, tokens: int, d_model: int) -> np.ndarray:

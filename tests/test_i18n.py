@@ -9,7 +9,9 @@ import pytest
 
 from blockstab.block import STAGES
 from blockstab.lesson import SCENARIOS, token_names
-from ui.controls import APP_CONTROLS, CONTROLS
+from blockstab.papers import CLAIMS
+from ui.controls import APP_CONTROLS, CONTROLS, LAB_CONTROLS
+from ui.lab_views import PANELS, VARIANT_PARTS
 from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
 from ui.text import LANGUAGES, Text, catalog
 from ui.views import THREE_STAGES
@@ -22,12 +24,12 @@ NAMESPACES = {key.split(".", 1)[0] for key in EN}
 # Every key family the source builds at run time (f-strings and "prefix." + name), enumerated from
 # the tables that drive it. A new family in the source fails test_every_dynamic_key_family_is_known.
 FAMILIES = {
-    "option.*.*": {f"option.{c.key}.{o}" for c in CONTROLS if c.kind == "choice" for o in c.options},
+    "option.*.*": {f"option.{c.key}.{o}" for c in (*CONTROLS, *LAB_CONTROLS) if c.kind == "choice" for o in c.options},
     "stage.*": {f"stage.{s}" for stages in STAGES.values() for s in stages},
     "scenario.*": {f"scenario.{s}" for s in SCENARIOS},
     "token.*": {f"token.{name}" for s in SCENARIOS for name in token_names(s)},
-    "control.*": {f"control.{c.key}" for c in (*CONTROLS, *APP_CONTROLS)},
-    "help.*": {f"help.{c.key}" for c in CONTROLS},
+    "control.*": {f"control.{c.key}" for c in (*CONTROLS, *APP_CONTROLS, *LAB_CONTROLS)},
+    "help.*": {f"help.{c.key}" for c in (*CONTROLS, *LAB_CONTROLS)},
     "lang.*": {f"lang.{code}" for code in LANGUAGES},
     # The lesson pages: keys derived from the ids in ui/lessons.py and ui/views.py's tables.
     "tour.*.title": {f"tour.{s.id}.title" for s in TOUR},
@@ -43,6 +45,14 @@ FAMILIES = {
     "case.stage.*": {f"case.stage.{s}" for s in THREE_STAGES},
     "case.question.*": {f"case.question.{s}" for s in THREE_STAGES},
     "case.without.*": {f"case.without.{s}" for s in THREE_STAGES},
+    # The Depth lab: panels, run labels and the paper presets' texts.
+    "lab.panel.*": {f"lab.panel.{p}" for p in PANELS},
+    "lab.variant.*": {f"lab.variant.{p}" for p in VARIANT_PARTS},
+    "paper.*.title": {f"paper.{p}.title" for p in CLAIMS},
+    "paper.*.setup": {f"paper.{p}.setup" for p in CLAIMS},
+    "paper.*.reading": {f"paper.{p}.reading" for p in CLAIMS},
+    "paper.*.finding.*.published": {f"paper.{p}.finding.{c}.published" for p, cs in CLAIMS.items() for c in cs},
+    "paper.*.finding.*.ours": {f"paper.{p}.finding.{c}.ours" for p, cs in CLAIMS.items() for c in cs},
 }
 # Keys computed by a method rather than spelled in the call: t(question.choice_key(choice)).
 COMPUTED = {q.choice_key(c) for q in QUESTIONS for c in q.choices}
@@ -145,6 +155,7 @@ def test_no_catalog_key_is_unused():
 VARIABLE_SITES = {
     "ui/views.py": {"verdict.collapse", "verdict.grew", "verdict.shrank", "verdict.stable_one", "verdict.stable_two"},
     "pages/exercises.py": {"ex.right", "ex.wrong"},
+    "pages/depth_lab.py": {"lab.note.heads", "lab.note.budget"},
 }
 
 
@@ -177,7 +188,7 @@ def test_text_falls_back_to_english_for_an_unknown_language(lang):
 def test_chinese_catalog_is_translated():
     """Strings that are identical in both catalogs should only be names, symbols or formulas."""
     same = {k for k in EN if EN[k] == ZH[k] and not k.startswith("lang.")}  # each language names itself
-    allowed = re.compile(r"[A-Za-z0-9 .,+\-()·①②'’/:|−×√]*")
+    allowed = re.compile(r"[A-Za-z0-9 .,+\-()·①②'’/:|−×√α={}_]*")  # formulas and placeholders too
     suspicious = {k: EN[k] for k in same if not allowed.fullmatch(EN[k]) or len(EN[k].split()) > 3}
     assert suspicious == {}
     has_han = re.compile(r"[\u4e00-\u9fff]")

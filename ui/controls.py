@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from blockstab.block import PLACEMENTS, RESIDUAL_SCALES
+from blockstab.init import INIT_SCHEMES
+from blockstab.lab import COMPARISONS, HEAD_COUNTS, MAX_LAB_DEPTH, MAX_SEED, TOKEN_COUNTS, WIDTHS
+from blockstab.papers import PAPERS
+from blockstab.sublayers import NORM_KINDS
+
 STAGE_FOCUS = ("attention", "attention_residual", "attention_norm", "feed_forward", "ffn_residual", "ffn_norm")
 MAX_EXPLORER_DEPTH = 100
 
@@ -15,7 +21,7 @@ MAX_EXPLORER_DEPTH = 100
 @dataclass(frozen=True)
 class Control:
     key: str
-    kind: str  # "toggle" | "choice" | "int"
+    kind: str  # "toggle" | "choice" | "keys" | "int" | "steps" (an int from ``options``)
     default: object
     options: tuple = ()
     low: int = 0
@@ -35,6 +41,8 @@ class Control:
             value = int(raw)
         except ValueError:
             return None
+        if self.kind == "steps":
+            return value if value in self.options else None
         return value if self.low <= value <= self.high else None
 
     def format(self, value) -> str:
@@ -67,7 +75,24 @@ PAGE_CONTROLS = (
     Control("show", "keys", None, tuple(c.key for c in CONTROLS)),
     Control("step", "int", 1, low=1, high=99),
 )
-BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS)}
+# The Depth lab's own controls (prefixed: one URL carries one page's parameters, but the keys
+# share one namespace). ``lab_show`` picks the user's stack or a paper preset.
+LAB_CONTROLS = (
+    Control("lab_show", "choice", "stack", ("stack", *PAPERS)),
+    Control("lab_compare", "choice", "stabilisers", COMPARISONS),
+    Control("lab_width", "steps", 64, WIDTHS),
+    Control("lab_tokens", "steps", 32, TOKEN_COUNTS),
+    Control("lab_heads", "steps", 4, HEAD_COUNTS),
+    Control("lab_depth", "int", 48, low=1, high=MAX_LAB_DEPTH),
+    Control("lab_init", "choice", "fan_in", INIT_SCHEMES),
+    Control("lab_seed", "int", 0, low=0, high=MAX_SEED),
+    Control("lab_placement", "choice", "post", PLACEMENTS),
+    Control("lab_norm", "choice", "layernorm", NORM_KINDS),
+    Control("lab_residual", "toggle", True),
+    Control("lab_scale", "choice", "one", RESIDUAL_SCALES),
+    Control("lab_gradients", "toggle", True),
+)
+BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS, *LAB_CONTROLS)}
 
 
 def explorer_query(view: dict, **extra) -> dict[str, str]:

@@ -3,11 +3,14 @@ generic rendering of the control table."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import OrderedDict
 from functools import partial
 
 import streamlit as st
 
-from .controls import APP_CONTROLS, BY_KEY, CONTROLS, Control, ExplorerState, explorer_query
+from .controls import APP_CONTROLS, BY_KEY, CONTROLS, LAB_CONTROLS, Control, ExplorerState, explorer_query
 from .text import LANGUAGES, Text, language_for_locale
 from .views import FIGURES, explore
 
@@ -75,12 +78,15 @@ def render_control(control: Control, t: Text, compact: bool = False):
     preset = control.key in st.session_state
     if control.kind == "toggle":
         return st.toggle(label, value=control.default, **common)
-    if control.kind == "choice":  # Streamlit's binding would put the translated label in the URL
+    if control.kind in ("choice", "steps"):  # Streamlit's binding would put the translated label in the URL
         if not preset:
             st.session_state[control.key] = _url_value(control)
-        widget = st.selectbox if compact else partial(st.radio, horizontal=True)
-        value = widget(label, control.options, key=control.key, help=common["help"],
-                       format_func=lambda option: t(f"option.{control.key}.{option}"))
+        if control.kind == "steps":
+            value = st.select_slider(label, control.options, key=control.key, help=common["help"])
+        else:
+            widget = st.selectbox if compact else partial(st.radio, horizontal=True)
+            value = widget(label, control.options, key=control.key, help=common["help"],
+                           format_func=lambda option: t(f"option.{control.key}.{option}"))
         _write_to_url(control, value)
         return value
     return st.slider(label, control.low, control.high, value=control.default, **common)
@@ -127,3 +133,60 @@ def open_in_explorer(view: dict) -> None:
         st.session_state[control.key] = view.get(control.key, control.default)
     query = explorer_query(view, lang=st.query_params.get("lang"))
     st.switch_page("pages/explorer.py", query_params=query)
+
+
+def lab_controls(t: Text) -> dict:
+    """Render the Depth lab's controls (``lab_show`` in the page, the stack's in the sidebar, only
+    when the user's own stack is shown) and return every control's value."""
+    show, *stack = LAB_CONTROLS
+    values = {show.key: render_control(show, t)}
+    if values[show.key] != "stack":
+        return values | {c.key: _url_value(c) for c in stack}
+    with st.sidebar:
+        st.subheader(t("lab.controls"))
+        return values | {c.key: render_control(c, t) for c in stack}
+
+
+class _SharedResults:
+    """The newest ``size`` results, shared by every session (thread-safe, least recently used out)."""
+
+    def __init__(self, size: int):
+        self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key):
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+            return self.items.get(key)
+
+    def put(self, key, value) -> None:
+        with self.lock:
+            self.items[key] = value
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+
+@st.cache_resource
+def _lab_results() -> _SharedResults:
+    return _SharedResults(64)
+
+
+def computed_with_progress(key, compute, label: str):
+    """``compute(progress)`` once for every session, with a progress bar while it runs. Changing a
+    control meanwhile stops it: Streamlit ends the run at the bar's next update."""
+    results = _lab_results()
+    found = results.get(key)
+    if found is not None:
+        return found
+    bar = st.progress(0.0, text=label)
+    last = [0.0, time.monotonic()]
+
+    def progress(fraction: float) -> None:  # at most ~20 updates a second over the websocket
+        if fraction - last[0] >= 0.01 and time.monotonic() - last[1] >= 0.05:
+            last[:] = fraction, time.monotonic()
+            bar.progress(min(fraction, 1.0), text=label)
+
+    found = compute(progress)
+    bar.empty()
+    results.put(key, found)
+    return found

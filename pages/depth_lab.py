@@ -1,0 +1,54 @@
+"""Depth lab: the same engine at realistic width and depth, and the papers it reproduces."""
+
+import streamlit as st
+
+from blockstab.lab import compared_setups, depth_curves
+from blockstab.papers import PAPERS
+from ui.controls import ExplorerState
+from ui.lab_views import curves_figure, finding_rows, lab_setup, summary_rows
+from ui.text import Text
+from ui.views import geometry_2d_figure, geometry_3d_figure
+from ui.widgets import computed_with_progress, lab_controls, language
+
+t = Text(language())
+projector = st.session_state.get("projector_on", False)
+
+st.title(t("lab.title"))
+st.caption(t("lab.intro"))
+values = lab_controls(t)
+shown = values["lab_show"]
+
+if shown == "stack":
+    setup, notes = lab_setup(values)
+    for key, fields in notes:
+        st.warning(t(key, **fields), icon=":material/tune:")
+    setups = compared_setups(setup, values["lab_compare"])
+    gradients = values["lab_gradients"]
+
+    def run_all(progress):
+        share = 1 / len(setups)
+        return {name: depth_curves(s, gradients, lambda f, i=i: progress((i + f) * share))
+                for i, (name, s) in enumerate(setups.items())}
+
+    curves = computed_with_progress(("stack", tuple(setups.items()), gradients), run_all, t("lab.running"))
+    st.plotly_chart(curves_figure(curves, t, projector), key="lab_curves")
+    st.caption(t("lab.readouts_note"))
+    st.table(summary_rows(curves, t))
+else:
+    st.subheader(t(f"paper.{shown}.title"))
+    st.markdown(t(f"paper.{shown}.setup"))
+    paper = computed_with_progress(("paper", shown), lambda progress: PAPERS[shown](progress=progress),
+                                   t("lab.running"))
+    if paper.passed:
+        st.success(t("lab.all_pass"), icon=":material/check_circle:")
+    else:
+        st.error(t("lab.some_fail"), icon=":material/cancel:")
+    st.table(finding_rows(paper, t))
+    st.info(t(f"paper.{shown}.reading"), icon=":material/menu_book:")
+    if paper.curves:
+        st.plotly_chart(curves_figure(paper.curves, t, projector), key="paper_curves")
+    else:
+        state = ExplorerState(projector=projector)
+        st.plotly_chart(geometry_2d_figure(state, t), key="paper_geometry_2d")
+        st.plotly_chart(geometry_3d_figure(state, t), key="paper_geometry_3d")
+st.caption(t("lab.init_note"))
