@@ -25,6 +25,9 @@ VARIANT_PARTS = ("this", "neither", "residual_only", "norm_only", "both", "post"
                  "bert", "fan_in", "one", "inv_sqrt_depth", "plain", "deepnorm")
 PANELS = ("relative_residual", "pairwise_cosine", "stream_rms", "gradient_norm")
 LOG_PANELS = {"relative_residual", "stream_rms", "gradient_norm"}
+# Only the relative residual is a ratio whose float64 rounding floor is known; tiny sizes and
+# gradients are real values (a vanishing stream reaches 1e-40 honestly) and are drawn as they are.
+FLOORED_PANELS = {"relative_residual"}
 
 
 def lab_setup(values: dict) -> tuple[LabSetup, list[tuple[str, dict]]]:
@@ -56,13 +59,13 @@ def variant_label(variant: str, t: Text) -> str:
                       for part in variant.split("."))
 
 
-def _plotted(values: np.ndarray, log: bool) -> tuple[list, bool, bool]:
-    """Values ready for the chart: on log axes clipped up to the float floor; non-finite values
-    left out (a gap). Also whether anything was clipped and whether anything overflowed."""
+def _plotted(values: np.ndarray, floored: bool) -> tuple[list, bool, bool]:
+    """Values ready for the chart: clipped up to the float floor where ``floored``; non-finite
+    values left out (a gap). Also whether anything was clipped and whether anything overflowed."""
     values = np.asarray(values, dtype=float)
     overflow = bool((~np.isfinite(values)).any())
-    clipped = bool(log and (values[np.isfinite(values)] < FLOAT_FLOOR).any())
-    shown = np.maximum(values, FLOAT_FLOOR) if log else values
+    clipped = bool(floored and (values[np.isfinite(values)] < FLOAT_FLOOR).any())
+    shown = np.maximum(values, FLOAT_FLOOR) if floored else values
     return [float(v) if np.isfinite(v) else None for v in shown], clipped, overflow
 
 
@@ -80,7 +83,7 @@ def curves_figure(curves: dict[str, DepthCurves], t: Text, projector: bool = Fal
             if values is None:
                 continue
             layers = np.arange(len(values)) + (1 if panel == "gradient_norm" else 0)
-            y, was_clipped, overflowed = _plotted(values, panel in LOG_PANELS)
+            y, was_clipped, overflowed = _plotted(values, panel in FLOORED_PANELS)
             clipped, overflow = clipped or was_clipped, overflow or overflowed
             fig.add_trace(go.Scatter(x=layers, y=y, mode="lines", name=variant_label(variant, t),
                                      legendgroup=variant, showlegend=panel_index == 0,
