@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from blockstab.block import StackConfig, run_stack  # noqa: E402
 from blockstab.gradients import stack_backward  # noqa: E402
 from blockstab.init import random_stack, random_tokens  # noqa: E402
+from blockstab.lab import LabSetup, depth_curves  # noqa: E402
 from blockstab.lesson import ACTION_TOKEN, lesson_trace  # noqa: E402
 from blockstab.readouts import readouts  # noqa: E402
 
@@ -45,6 +46,17 @@ def main() -> None:
     readout = random_tokens(seed=2, batch=1, tokens=32, d_model=64)  # dL/d(output) of a random linear readout
     cases.append(("random stack d=64, 32 tokens, 4 heads, 200 blocks, forward + backward",
                   lambda: stack_backward(lab_tokens, lab_params, lab_cfg, readout), 5))
+    # The Depth lab's runs: weights drawn block by block from the seed, readouts of every layer.
+    lab = LabSetup(d_model=64, tokens=32, heads=4, depth=200, init="bert", placement="pre")
+    cases.append(("lab d=64, 32 tokens, 4 heads, 200 blocks, forward + metrics",
+                  lambda: depth_curves(lab, gradients=False), 5))
+    cases.append(("lab d=64, 32 tokens, 4 heads, 200 blocks, forward + backward + metrics",
+                  lambda: depth_curves(lab), 5))
+    wide = LabSetup(d_model=512, tokens=128, heads=8, depth=12, init="bert", placement="pre")
+    cases.append(("lab d=512, 128 tokens, 8 heads, 12 blocks, forward + metrics",
+                  lambda: depth_curves(wide, gradients=False), 3))
+    cases.append(("lab d=512, 128 tokens, 8 heads, 12 blocks, forward + backward + metrics",
+                  lambda: depth_curves(wide), 3))
     print(f"{'case':<72}{'min ms':>10}{'median ms':>12}")
     for name, fn, repeats in cases:
         best, median = timed(fn, repeats)
