@@ -107,6 +107,29 @@ def curves_figure(curves: dict[str, DepthCurves], t: Text, projector: bool = Fal
     return fig
 
 
+COLLAPSED = 1e-3  # relative residual below which the tokens count as one vector
+SIZE_CHANGE = 10.0  # stream RMS growth or shrinkage worth naming
+
+
+def run_reading(variant: str, run: DepthCurves, t: Text) -> str:
+    """One sentence on a run, computed from its curves: whether and when the tokens collapsed,
+    and what happened to the stream's size."""
+    collapsed = np.flatnonzero(run.relative_residual < COLLAPSED)
+    tokens = (t("lab.reading.collapsed", block=int(collapsed[0])) if collapsed.size
+              else t("lab.reading.distinct", residual=_number(run.relative_residual[-1])))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        change = run.stream_rms[-1] / run.stream_rms[0]
+    if not np.isfinite(change):
+        size = t("lab.reading.overflow")
+    elif change > SIZE_CHANGE:
+        size = t("lab.reading.grew", factor=_number(change))
+    elif change < 1 / SIZE_CHANGE:
+        size = t("lab.reading.shrank", factor=_number(1 / change))
+    else:
+        size = t("lab.reading.steady")
+    return t("lab.reading", run=variant_label(variant, t), tokens=tokens, size=size)
+
+
 def _number(value: float) -> str:
     return f"{value:.3g}" if np.isfinite(value) else "∞"
 
