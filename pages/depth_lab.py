@@ -5,7 +5,7 @@ import streamlit as st
 from blockstab.lab import compared_setups, depth_curves
 from blockstab.papers import PAPERS
 from ui.controls import ExplorerState
-from ui.lab_views import curves_figure, finding_rows, lab_setup, run_reading, summary_rows
+from ui.lab_views import chart_notes, curves_figure, finding_rows, lab_setup, run_reading, summary_rows
 from ui.text import Text
 from ui.views import geometry_2d_figure, geometry_3d_figure
 from ui.widgets import computed_with_progress, lab_controls, language
@@ -32,6 +32,8 @@ if shown == "stack":
 
     curves = computed_with_progress(("stack", tuple(setups.items()), gradients), run_all, t("lab.running"))
     st.plotly_chart(curves_figure(curves, t, projector), key="lab_curves")
+    for note in chart_notes(curves, t):
+        st.caption(note)
     st.markdown("\n".join(f"- {run_reading(variant, run, t)}" for variant, run in curves.items()))
     st.caption(t("lab.readouts_note"))
     st.table(summary_rows(curves, t))
@@ -48,6 +50,8 @@ else:
     st.info(t(f"paper.{shown}.reading"), icon=":material/menu_book:")
     if paper.curves:
         st.plotly_chart(curves_figure(paper.curves, t, projector), key="paper_curves")
+        for note in chart_notes(paper.curves, t):
+            st.caption(note)
     else:
         state = ExplorerState(projector=projector)
         st.plotly_chart(geometry_2d_figure(state, t), key="paper_geometry_2d")

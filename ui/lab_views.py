@@ -59,52 +59,63 @@ def variant_label(variant: str, t: Text) -> str:
                       for part in variant.split("."))
 
 
-def _plotted(values: np.ndarray, floored: bool) -> tuple[list, bool, bool]:
+def _plotted(values: np.ndarray, floored: bool) -> list:
     """Values ready for the chart: clipped up to the float floor where ``floored``; non-finite
-    values left out (a gap). Also whether anything was clipped and whether anything overflowed."""
+    values left out (a gap, explained by :func:`chart_notes`)."""
     values = np.asarray(values, dtype=float)
-    overflow = bool((~np.isfinite(values)).any())
-    clipped = bool(floored and (values[np.isfinite(values)] < FLOAT_FLOOR).any())
     shown = np.maximum(values, FLOAT_FLOOR) if floored else values
-    return [float(v) if np.isfinite(v) else None for v in shown], clipped, overflow
+    return [float(v) if np.isfinite(v) else None for v in shown]
+
+
+def shown_panels(curves: dict[str, DepthCurves]) -> tuple[str, ...]:
+    """The panels with something to draw (the gradient panel only when gradients were run)."""
+    return tuple(p for p in PANELS if any(getattr(run, p) is not None for run in curves.values()))
 
 
 def curves_figure(curves: dict[str, DepthCurves], t: Text, projector: bool = False) -> go.Figure:
-    """Four panels against depth, one line per run: token collapse, token similarity, stream size
-    and the gradient norm of each block's weights at initialisation."""
-    font = 20 if projector else 13
-    fig = make_subplots(rows=2, cols=2, subplot_titles=[t(f"lab.panel.{p}") for p in PANELS],
+    """Readouts against depth, one line per run and one panel per readout: token collapse, token
+    similarity, stream size and (when run) the gradient norm of each block's weights."""
+    panels = shown_panels(curves)
+    columns = 2 if len(panels) == 4 else len(panels)
+    rows = len(panels) // columns
+
+    def cell(index):
+        return {"row": index // columns + 1, "col": index % columns + 1}
+
+    fig = make_subplots(rows=rows, cols=columns, subplot_titles=[t(f"lab.panel.{p}") for p in panels],
                         horizontal_spacing=0.09, vertical_spacing=0.16)
-    clipped = overflow = False
     for index, (variant, run) in enumerate(curves.items()):
-        colour = PALETTE[index % len(PALETTE)]
-        for panel_index, panel in enumerate(PANELS):
+        for panel_index, panel in enumerate(panels):
             values = getattr(run, panel)
-            if values is None:
-                continue
             layers = np.arange(len(values)) + (1 if panel == "gradient_norm" else 0)
-            y, was_clipped, overflowed = _plotted(values, panel in FLOORED_PANELS)
-            clipped, overflow = clipped or was_clipped, overflow or overflowed
-            fig.add_trace(go.Scatter(x=layers, y=y, mode="lines", name=variant_label(variant, t),
-                                     legendgroup=variant, showlegend=panel_index == 0,
-                                     line={"color": colour, "width": 4 if projector else 2.5}),
-                          row=panel_index // 2 + 1, col=panel_index % 2 + 1)
-    for panel_index, panel in enumerate(PANELS):
-        where = {"row": panel_index // 2 + 1, "col": panel_index % 2 + 1}
-        fig.update_xaxes(title_text=t("lab.axis.block"), **where)
-        fig.update_yaxes(type="log" if panel in LOG_PANELS else "linear", exponentformat="power", **where)
-    notes = [t("lab.floor_note", floor=FLOAT_FLOOR)] if clipped else []
-    notes += [t("lab.overflow_note")] if overflow else []
-    fig.update_layout(
-        height=760 if projector else 680, template="plotly_white", font={"size": font},
-        margin={"l": 60, "r": 20, "t": 60, "b": 110},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.09, "x": 0},
-        annotations=[*fig.layout.annotations,
-                     *([go.layout.Annotation(text=" ".join(notes), showarrow=False, xref="paper", yref="paper",
-                                              x=0, y=-0.2, xanchor="left", font={"size": font - 2})]
-                       if notes else [])],
+            fig.add_trace(go.Scatter(x=layers, y=_plotted(values, panel in FLOORED_PANELS), mode="lines",
+                                     name=variant_label(variant, t), legendgroup=variant,
+                                     showlegend=panel_index == 0,
+                                     line={"color": PALETTE[index % len(PALETTE)], "width": 4 if projector else 2.5}),
+                          **cell(panel_index))
+    for panel_index, panel in enumerate(panels):
+        fig.update_xaxes(title_text=t("lab.axis.block"), **cell(panel_index))
+        fig.update_yaxes(type="log" if panel in LOG_PANELS else "linear", exponentformat="power",
+                         **cell(panel_index))
+    fig.update_annotations(font_size=20 if projector else 14)  # the panel titles
+    plot_height, top = (380 if projector else 340) * rows, 130 if projector else 100
+    fig.update_layout(  # the legend sits above the panel titles, in the top margin
+        height=plot_height + top + 60, template="plotly_white", font={"size": 20 if projector else 13},
+        margin={"l": 60, "r": 20, "t": top, "b": 60},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1 + (46 if projector else 34) / plot_height, "x": 0},
     )
     return fig
+
+
+def chart_notes(curves: dict[str, DepthCurves], t: Text) -> list[str]:
+    """What the chart leaves out: collapse values at the float floor, and overflowed values."""
+    notes = []
+    if any((run.relative_residual < FLOAT_FLOOR).any() for run in curves.values()):
+        notes.append(t("lab.floor_note", floor=FLOAT_FLOOR))
+    if any(not np.isfinite(getattr(run, p)).all() for run in curves.values() for p in PANELS
+           if getattr(run, p) is not None):
+        notes.append(t("lab.overflow_note"))
+    return notes
 
 
 COLLAPSED = 1e-3  # relative residual below which the tokens count as one vector
