@@ -253,6 +253,38 @@ def test_layer_gradient_norms_are_frobenius_norms(rng, x):
     assert_allclose(norms["stream"], np.linalg.norm(grads.stream.reshape(cfg.depth + 1, -1), axis=1))
 
 
+# ----------------------------------------------------------------- attention-only blocks and stacks
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+@pytest.mark.parametrize("norm", NORM_KINDS)
+@pytest.mark.parametrize("residual, residual_scale, causal", [(True, "one", True), (False, "one", False),
+                                                              (True, "deepnorm", False)])
+def test_attention_only_block_backward(rng, x, placement, norm, residual, residual_scale, causal):
+    """Dong et al. 2021's "pure attention" block (``feed_forward=False``): the unused FFN sub-block
+    gets an exactly zero gradient, which is also what finite differences give."""
+    cfg = StackConfig(depth=4, residual=residual, norm=norm, placement=placement, residual_scale=residual_scale,
+                      causal=causal, feed_forward=False)
+    block, block_backward = BLOCK_PAIRS[placement]
+    p = random_biased_block(rng)
+    assert_gradients(lambda x, p: block(x, p, cfg)[0][-1], lambda x, p, g: block_backward(x, p, cfg, g), x, p)
+    _, grads = block_backward(x, p, cfg, rng.normal(size=SHAPE))
+    for name, a in arrays((grads.feed_forward, grads.norm2)):
+        assert not a.any(), name
+
+
+@pytest.mark.parametrize("placement, norm, shared", [("post", "layernorm", False), ("pre", "rmsnorm", False),
+                                                     ("pre", "layernorm", True), ("post", "none", True)])
+def test_attention_only_stack_backward(rng, x, placement, norm, shared):
+    cfg = StackConfig(depth=3, norm=norm, placement=placement, feed_forward=False)
+    assert_gradients(
+        lambda x, p: run_stack(x, p, cfg).output,
+        lambda x, p, g: (lambda grads: (grads.stream[0], grads.params))(stack_backward(x, p, cfg, g)),
+        x,
+        small_stack(rng, cfg.depth, shared),
+    )
+
+
 # -------------------------------------------------------------------------- the checks can fail
 
 

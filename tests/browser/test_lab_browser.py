@@ -1,0 +1,124 @@
+"""The Depth lab in a real headless Chromium: the four-panel chart, a paper preset's badges, a depth
+change redrawing the chart, and a Chinese deep link to a preset.
+
+Synchronised as tests/browser/test_browser.py (script state and chart data, never sleeps); the lab
+computes for seconds, so these pages get longer timeouts than the Explorer's.
+"""
+
+import pytest
+from test_browser import (
+    ALL_DRAWN,
+    EXCEPTION,
+    IDLE,
+    READY,
+    SETTLED,
+    assert_healthy,
+    chart,
+    plain,
+    runs,
+    says,
+    shot,
+    wait_for_chart_change,
+    wait_for_rerun,
+)
+
+from blockstab.lab import LabSetup, compared_setups
+from ui.lab_views import PANELS, variant_label
+from ui.text import Text
+
+pytestmark = pytest.mark.browser
+
+COMPUTING = 300_000  # ms: a default stack or a paper preset on a loaded 2-core machine
+PANEL_TITLES = "(i) => [...document.querySelectorAll('.js-plotly-plot')[i].layout.annotations].map(a => a.text)"
+SUBPLOTS = "(i) => Object.keys(document.querySelectorAll('.js-plotly-plot')[i]._fullLayout._plots).sort()"
+TABLE = "[data-testid=stTable]"
+SUCCESS = "[data-testid=stAlertContentSuccess] [data-testid=stMarkdownContainer]"
+
+
+def open_lab(page, url: str) -> None:
+    """Navigate, wait until the lab has computed (script idle) and everything is drawn."""
+    page.set_default_timeout(COMPUTING)
+    page.goto(url)
+    page.wait_for_selector(READY, state="attached")
+    page.wait_for_selector(IDLE, state="attached")
+    if not page.query_selector(EXCEPTION):
+        page.wait_for_function(ALL_DRAWN)
+    page.wait_for_function(SETTLED)
+
+
+def test_the_lab_draws_four_panels_for_the_default_stack(new_page, app_url):
+    t = Text("en")
+    page = new_page(width=1400, height=1900)  # tall enough for the legend and the table in the screenshot
+    open_lab(page, app_url + "/lab?lang=en")
+    shot(page, "lab-default-en")
+    assert_healthy(page)
+    assert page.inner_text("h1").strip() == t("lab.title")
+    assert page.locator(".js-plotly-plot").count() == 1
+    titles = [plain(text) for text in page.evaluate(PANEL_TITLES, 0)]
+    assert titles[:4] == [t(f"lab.panel.{p}") for p in PANELS]
+    assert page.evaluate(SUBPLOTS, 0) == ["x2y2", "x3y3", "x4y4", "xy"]
+    drawn = chart(page, 0)
+    variants = compared_setups(LabSetup(), "stabilisers")
+    assert len(drawn) == len(variants) * len(PANELS)
+    assert {d["name"] for d in drawn} == {variant_label(v, t) for v in variants}
+    assert {len(d["x"]) for d in drawn} == {LabSetup().depth, LabSetup().depth + 1}
+    assert page.locator(f"{TABLE} tbody tr").count() == len(variants)
+
+
+def test_choosing_a_paper_shows_its_reproduced_badges_and_back(page, app_url):
+    t = Text("en")
+    open_lab(page, app_url + "/lab?lang=en&lab_tokens=8&lab_depth=6")
+    n = runs(page)
+    page.get_by_text(t("option.lab_show.dong"), exact=True).click()
+    wait_for_rerun(page, n)
+    page.wait_for_function("() => location.search.includes('lab_show=dong')")
+    page.wait_for_selector(SUCCESS, state="attached")
+    page.wait_for_function(ALL_DRAWN)
+    shot(page, "lab-dong-en")
+    assert_healthy(page)
+    assert page.inner_text("h3").strip() == t("paper.dong.title")
+    assert says(page.inner_text(SUCCESS), "en", "lab.all_pass")
+    badges = page.locator(f"{TABLE} tbody tr td:last-child").all_inner_texts()
+    assert [b.strip() for b in badges] == [t("lab.pass")] * 4
+    assert "✅" in t("lab.pass")
+    # Back to the user's stack: the stack's settings from the link are still there.
+    n = runs(page)
+    page.get_by_text(t("option.lab_show.stack"), exact=True).click()
+    wait_for_rerun(page, n)
+    page.wait_for_function(ALL_DRAWN)
+    shot(page, "lab-dong-back-en")
+    page.wait_for_function("() => location.search.includes('lab_depth=6')")
+    assert_healthy(page)
+    assert {len(d["x"]) for d in chart(page, 0)} == {6, 7}
+
+
+def test_changing_the_depth_redraws_the_chart(page, app_url):
+    t = Text("en")
+    open_lab(page, app_url + "/lab?lang=en&lab_width=16&lab_tokens=8&lab_depth=6&lab_compare=none")
+    before = chart(page, 0)
+    assert {len(d["x"]) for d in before} == {6, 7}
+    n = runs(page)
+    slider = page.get_by_role("slider", name=t("control.lab_depth"))
+    slider.focus()
+    slider.press("ArrowRight")
+    wait_for_rerun(page, n)
+    after = wait_for_chart_change(page, 0, before)
+    page.wait_for_function("() => location.search.includes('lab_depth=7')")
+    assert_healthy(page)
+    assert {len(d["x"]) for d in after} == {7, 8}
+    # Same seed, one more block: the forward panels agree up to block 6 (gradients flow from the new end).
+    assert [d["y"][:7] for d in after[:3]] == [d["y"] for d in before[:3]]
+    shot(page, "lab-depth-7-en")
+
+
+def test_a_chinese_link_to_a_preset_is_in_chinese(page, app_url):
+    zh = Text("zh")
+    open_lab(page, app_url + "/lab?lab_show=xiong&lang=zh")
+    shot(page, "lab-xiong-zh")
+    assert_healthy(page)
+    assert page.inner_text("h1").strip() == zh("lab.title")
+    assert page.inner_text("h3").strip() == zh("paper.xiong.title")
+    header = page.locator(f"{TABLE} thead").inner_text()
+    assert zh("lab.col.published") in header and zh("lab.col.ours") in header
+    assert page.locator(f"{TABLE} tbody tr").count() == 4
+    assert page.get_by_text(zh("option.lab_show.xiong"), exact=True).is_visible()

@@ -1,0 +1,218 @@
+"""The Depth lab page in Streamlit's AppTest: the user's stack under every comparison, each paper
+preset, bad links and clamped setups, in both languages.
+
+AppTest opens the default page first and then switches (as a visitor clicking the sidebar does):
+a first run that starts on another page does not show app.py's URL warnings in AppTest, while a
+real browser's deep link does (see tests/browser/test_lab_browser.py). Small stacks (width 16,
+8 tokens, 5 blocks) keep the default runs quick; the full-size defaults, the long presets and the
+whole language matrix are marked slow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from paper_runs import SLOW_PAPERS, paper_run
+from streamlit.testing.v1 import AppTest
+from test_pages import charts, says
+
+from blockstab import papers
+from blockstab.lab import COMPARISONS, MAX_LAB_DEPTH, LabSetup, check_budget, compared_setups, depth_curves
+from blockstab.papers import CLAIMS, PAPERS
+from ui.controls import BY_KEY, LAB_CONTROLS
+from ui.lab_views import PANELS, curves_figure, finding_rows, lab_setup, summary_rows
+from ui.text import LANGUAGES, Text
+from ui.widgets import _lab_results
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+LAB = "pages/depth_lab.py"
+DEFAULTS = {c.key: c.default for c in LAB_CONTROLS}
+SMALL = {"lab_width": 16, "lab_tokens": 8, "lab_heads": 2, "lab_depth": 5}
+
+
+def open_lab(lang: str = "en", timeout: float = 120, **query) -> AppTest:
+    """The app opened with ``query`` in the URL, then switched to the Depth lab."""
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    at.query_params.update({"lang": lang, **{key: str(value) for key, value in query.items()}})
+    at.run()
+    at.switch_page(LAB).run()
+    assert not at.exception, [e.value for e in at.exception][:1]
+    assert at.title[0].value == Text(lang)("lab.title")
+    return at
+
+
+def shown_values(at: AppTest) -> dict:
+    """Every lab control's value as the page's widgets show it."""
+    values = {}
+    for control in LAB_CONTROLS:
+        kind = control.kind
+        widgets = {"steps": at.select_slider, "int": at.slider, "toggle": at.toggle, "choice": at.radio}[kind]
+        values[control.key] = widgets(key=control.key).value
+    return values
+
+
+def table_rows(at: AppTest, index: int = 0) -> list[dict]:
+    return at.table[index].value.to_dict("records")
+
+
+def assert_chart_is(spec: dict, fig) -> None:
+    """The page's Plotly spec draws the same traces (name, x and y, gaps included) as ``fig``."""
+    assert [tr.get("name") for tr in spec["data"]] == [tr.name for tr in fig.data]
+    for drawn, expected in zip(spec["data"], fig.data, strict=True):
+        np.testing.assert_array_equal(np.asarray(drawn["x"], dtype=float), np.asarray(expected.x, dtype=float))
+        y = np.asarray([np.nan if v is None else v for v in drawn["y"]], dtype=float)
+        np.testing.assert_array_equal(y, np.asarray([np.nan if v is None else v for v in expected.y], dtype=float))
+
+
+@pytest.fixture
+def fresh_results():
+    """The lab keeps results for every session in one cache: start and end a test without them."""
+    _lab_results.clear()
+    yield
+    _lab_results.clear()
+
+
+# ----------------------------------------------------------------------------------- the user's stack
+
+
+def compare_case(compare: str, lang: str):
+    quick = (compare, lang) in {("stabilisers", "en"), ("placement", "zh"), ("none", "en")}
+    return pytest.param(compare, lang, marks=[] if quick else [pytest.mark.slow], id=f"{compare}-{lang}")
+
+
+@pytest.mark.parametrize("compare, lang", [compare_case(c, lang) for c in COMPARISONS for lang in LANGUAGES])
+def test_a_small_stack_draws_every_compared_run(compare, lang):
+    t = Text(lang)
+    at = open_lab(lang, lab_compare=compare, lab_placement="pre", **SMALL)
+    assert not at.warning, [w.value for w in at.warning]
+    values = shown_values(at)
+    assert values == DEFAULTS | SMALL | {"lab_compare": compare, "lab_placement": "pre"}
+    setup, notes = lab_setup(values)
+    assert notes == []
+    curves = {name: depth_curves(s) for name, s in compared_setups(setup, compare).items()}
+    drawn = charts(at)
+    assert set(drawn) == {"lab_curves"}
+    assert len(drawn["lab_curves"]["data"]) == len(curves) * len(PANELS)
+    assert_chart_is(drawn["lab_curves"], curves_figure(curves, t))
+    assert table_rows(at) == summary_rows(curves, t)
+    assert at.caption[-1].value == t("lab.init_note")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_default_stack_renders(lang):
+    t = Text(lang)
+    at = open_lab(lang, timeout=600)
+    assert not at.warning, [w.value for w in at.warning]
+    assert shown_values(at) == DEFAULTS
+    spec = charts(at)["lab_curves"]
+    variants = compared_setups(LabSetup(), "stabilisers")
+    assert len(spec["data"]) == len(variants) * len(PANELS)
+    assert {len(tr["x"]) for tr in spec["data"]} == {LabSetup().depth, LabSetup().depth + 1}
+    assert len(table_rows(at)) == len(variants)
+    assert [s.value for s in at.subheader] == [t("lab.controls")]
+
+
+# ------------------------------------------------------------------------------------ paper presets
+
+
+def paper_case(paper: str, lang: str):
+    slow = paper in SLOW_PAPERS or (lang == "zh" and paper != "dong")
+    return pytest.param(paper, lang, marks=[pytest.mark.slow] if slow else [], id=f"{paper}-{lang}")
+
+
+@pytest.mark.parametrize("paper, lang", [paper_case(p, lang) for p in PAPERS for lang in LANGUAGES])
+def test_each_paper_preset_renders_its_verdict_and_findings(paper, lang):
+    t = Text(lang)
+    run, _ = paper_run(paper)
+    at = open_lab(lang, timeout=600, lab_show=paper)
+    assert at.radio(key="lab_show").value == paper
+    assert not at.warning, [w.value for w in at.warning]
+    assert [s.value for s in at.subheader] == [t(f"paper.{paper}.title")]
+    assert [s.value for s in at.success] == ([t("lab.all_pass")] if run.passed else [])
+    assert [e.value for e in at.error] == ([] if run.passed else [t("lab.some_fail")])
+    rows = table_rows(at)
+    assert len(rows) == len(CLAIMS[paper])
+    assert rows == finding_rows(run, t)
+    assert [i.value for i in at.info] == [t(f"paper.{paper}.reading")]
+    drawn = charts(at)
+    if paper == "geometry":
+        assert set(drawn) == {"paper_geometry_2d", "paper_geometry_3d"}
+    else:
+        assert set(drawn) == {"paper_curves"}
+        assert_chart_is(drawn["paper_curves"], curves_figure(run.curves, t))
+    assert not at.sidebar.select_slider  # the stack's controls are not shown for a preset
+
+
+def test_a_preset_that_fails_shows_the_failure(monkeypatch, fresh_results):
+    """Dong et al.'s skip-connection claims with the skip connection taken away: the page must say so."""
+    runs = papers._runs
+
+    def without_skip(setups, *args, **kwargs):
+        return runs({name: replace(s, residual=False) if name.startswith("skip.") else s
+                     for name, s in setups.items()}, *args, **kwargs)
+
+    monkeypatch.setattr(papers, "_runs", without_skip)
+    monkeypatch.setitem(PAPERS, "dong", lambda progress=None: papers.dong(seeds=(0,), progress=progress))
+    t = Text("en")
+    at = open_lab("en", lab_show="dong")
+    assert not at.success
+    assert [e.value for e in at.error] == [t("lab.some_fail")]
+    badges = [row[t("lab.col.badge")] for row in table_rows(at)]
+    assert badges == [t("lab.pass"), t("lab.fail"), t("lab.fail"), t("lab.pass")]
+
+
+# -------------------------------------------------------------------------------------- bad links
+
+BAD = {"lab_width": "7", "lab_depth": "5000", "lab_heads": "abc", "lab_show": "nope"}
+
+
+@pytest.mark.parametrize("lang", [pytest.param("en"), pytest.param("zh", marks=pytest.mark.slow)])
+def test_bad_lab_values_in_the_link_warn_and_fall_back_to_defaults(lang):
+    query = {"lab_tokens": "8"} | BAD  # 8 tokens keep the fallback stack (width 64, 48 blocks) quick
+    at = open_lab(lang, **query)
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == len(BAD), warnings
+    assert all(says(w, lang, "url.ignored") for w in warnings), warnings
+    for (key, value), text in zip(BAD.items(), warnings, strict=True):
+        assert f"{key}={value}" in text
+    values = shown_values(at)
+    assert values == DEFAULTS | {"lab_tokens": 8}
+    for key in BAD:
+        assert values[key] == BY_KEY[key].default
+        assert key not in at.query_params or BY_KEY[key].parse(at.query_params[key]) is not None
+    assert set(charts(at)) == {"lab_curves"}
+
+
+def test_more_heads_than_features_give_the_heads_note():
+    t = Text("en")
+    at = open_lab("en", **SMALL | {"lab_width": 4, "lab_heads": 16, "lab_compare": "none"})
+    assert [w.value for w in at.warning] == [t("lab.note.heads", heads=16, width=4)]
+    assert at.select_slider(key="lab_heads").value == 16  # the control keeps the user's choice
+    (spec,) = charts(at).values()
+    setup = LabSetup(d_model=4, tokens=8, heads=4, depth=5)
+    assert_chart_is(spec, curves_figure({"this": depth_curves(setup)}, t))
+
+
+@pytest.mark.slow
+def test_an_over_budget_stack_is_clamped_with_a_note_and_still_drawn():
+    """512 features x 128 tokens x 1,000 blocks: the page draws the deepest stack that fits instead.
+    (One run without gradients, so the clamped stack is the cheapest a user can ask for: the
+    stream limit, 127 blocks.)"""
+    t = Text("en")
+    query = {"lab_width": 512, "lab_tokens": 128, "lab_depth": MAX_LAB_DEPTH, "lab_heads": 4,
+             "lab_compare": "none", "lab_gradients": "false"}
+    at = open_lab("en", timeout=900, **query)
+    (note,) = [w.value for w in at.warning]
+    assert says(note, "en", "lab.note.budget")
+    setup, notes = lab_setup(shown_values(at))
+    assert [key for key, _ in notes] == ["lab.note.budget"] and note == t(notes[0][0], **notes[0][1])
+    assert setup.depth < MAX_LAB_DEPTH and str(setup.depth) in note
+    check_budget(setup, gradients=False, runs=1)
+    (spec,) = charts(at).values()
+    assert len(spec["data"]) == 3  # no gradient panel
+    assert all(len(tr["x"]) == setup.depth + 1 for tr in spec["data"])
+    assert len(table_rows(at)) == 1

@@ -1,0 +1,291 @@
+"""The Depth lab's pure views (ui/lab_views.py), read in-process: the setup the controls make, the
+numbers the chart draws, the findings table and the variant labels, in both languages."""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from paper_runs import SLOW_PAPERS, paper_run
+
+from blockstab.lab import (
+    COMPARISONS,
+    FLOAT_FLOOR,
+    MAX_LAB_DEPTH,
+    MAX_SECONDS,
+    DepthCurves,
+    LabSetup,
+    check_budget,
+    compared_setups,
+    depth_curves,
+)
+from blockstab.papers import CLAIMS, PAPERS, Finding, PaperRun
+from ui.controls import LAB_CONTROLS
+from ui.lab_views import (
+    LOG_PANELS,
+    PALETTE,
+    PANELS,
+    VARIANT_PARTS,
+    curves_figure,
+    finding_rows,
+    lab_setup,
+    summary_rows,
+    variant_label,
+)
+from ui.text import LANGUAGES, Text, catalog
+
+LANGS = pytest.mark.parametrize("lang", LANGUAGES)
+DEFAULTS = {c.key: c.default for c in LAB_CONTROLS}
+SMALL_VALUES = DEFAULTS | {"lab_width": 16, "lab_tokens": 8, "lab_heads": 2, "lab_depth": 5}
+
+
+def says(text: str, lang: str, key: str) -> bool:
+    """Is ``text`` the catalog message ``key`` with some values filled in?"""
+    parts = [re.escape(literal) + ("(.+?)" if field is not None else "")
+             for literal, field, _, _ in string.Formatter().parse(catalog(lang)[key])]
+    return re.fullmatch("".join(parts), text, re.DOTALL) is not None
+
+
+def placeholders(lang: str, key: str) -> set[str]:
+    return {field for _, field, _, _ in string.Formatter().parse(catalog(lang)[key]) if field}
+
+
+# ---------------------------------------------------------------------------------------- lab_setup
+
+
+def test_defaults_make_the_default_setup_without_notes():
+    setup, notes = lab_setup(DEFAULTS)
+    assert setup == LabSetup() and notes == []
+
+
+def test_every_value_reaches_the_setup():
+    values = SMALL_VALUES | {"lab_init": "bert", "lab_seed": 7, "lab_placement": "pre", "lab_norm": "rmsnorm",
+                             "lab_residual": False, "lab_scale": "inv_sqrt_depth", "lab_compare": "placement",
+                             "lab_gradients": False}
+    setup, notes = lab_setup(values)
+    assert notes == []
+    assert setup == LabSetup(d_model=16, tokens=8, heads=2, depth=5, init="bert", seed=7, placement="pre",
+                             norm="rmsnorm", residual=False, residual_scale="inv_sqrt_depth")
+
+
+@LANGS
+@pytest.mark.parametrize("width, heads", [(2, 4), (2, 16), (4, 8), (8, 16)])
+def test_more_heads_than_features_are_clamped_with_a_note(width, heads, lang):
+    setup, notes = lab_setup(SMALL_VALUES | {"lab_width": width, "lab_heads": heads})
+    assert setup.heads == width and setup.d_model == width
+    assert notes == [("lab.note.heads", {"heads": heads, "width": width})]
+    key, fields = notes[0]
+    text = Text(lang)(key, **fields)
+    assert says(text, lang, key) and str(heads) in text and str(width) in text
+
+
+@LANGS
+@pytest.mark.parametrize("compare", COMPARISONS)
+@pytest.mark.parametrize("gradients", [True, False])
+def test_too_deep_a_stack_is_clamped_to_the_budget_with_a_note(compare, gradients, lang):
+    values = DEFAULTS | {"lab_width": 512, "lab_tokens": 128, "lab_depth": MAX_LAB_DEPTH, "lab_compare": compare,
+                         "lab_gradients": gradients}
+    setup, notes = lab_setup(values)
+    runs = len(compared_setups(setup, compare))
+    ((key, fields),) = notes
+    assert key == "lab.note.budget"
+    assert fields["depth"] == MAX_LAB_DEPTH and fields["max_depth"] == setup.depth < MAX_LAB_DEPTH
+    assert fields["limit"] == MAX_SECONDS and fields["seconds"] > MAX_SECONDS
+    check_budget(setup, gradients, runs)  # the clamped setup fits ...
+    with pytest.raises(ValueError):       # ... and is the deepest that does
+        check_budget(replace(setup, depth=setup.depth + 1), gradients, runs)
+    text = Text(lang)(key, **fields)
+    assert says(text, lang, key) and str(setup.depth) in text
+
+
+# -------------------------------------------------------------------------------------- the chart
+
+
+def as_array(values) -> np.ndarray | None:
+    return None if values is None else np.asarray(values, dtype=float)
+
+
+def made_curves(setup: LabSetup, residual, cosine, size, gradient=None) -> DepthCurves:
+    """Curves with chosen values (the stream gradient gets one more entry than the blocks')."""
+    return DepthCurves(setup, as_array(residual), as_array(cosine), as_array(size), as_array(gradient),
+                       as_array(gradient), None if gradient is None else as_array([*gradient, 1.0]))
+
+
+def traces(fig, variant_name: str) -> dict[int, object]:
+    """The traces of one run, by subplot (0..3 in PANELS order)."""
+    axes = {("x", "y"): 0, ("x2", "y2"): 1, ("x3", "y3"): 2, ("x4", "y4"): 3}
+    return {axes[(tr.xaxis, tr.yaxis)]: tr for tr in fig.data if tr.name == variant_name}
+
+
+def notes_of(fig, t: Text) -> list[str]:
+    titles = {t(f"lab.panel.{p}") for p in PANELS}
+    return [a.text for a in fig.layout.annotations if a.text not in titles]
+
+
+@LANGS
+def test_the_chart_draws_exactly_the_computed_values(lang):
+    t = Text(lang)
+    setup, _ = lab_setup(SMALL_VALUES)
+    curves = {name: depth_curves(s) for name, s in compared_setups(setup, "stabilisers").items()}
+    fig = curves_figure(curves, t)
+    assert len(fig.data) == len(curves) * len(PANELS)
+    assert [a.text for a in fig.layout.annotations][:4] == [t(f"lab.panel.{p}") for p in PANELS]
+    for index, (variant, run) in enumerate(curves.items()):
+        drawn = traces(fig, variant_label(variant, t))
+        assert sorted(drawn) == [0, 1, 2, 3]
+        for panel_index, panel in enumerate(PANELS):
+            trace, values = drawn[panel_index], getattr(run, panel)
+            first = 1 if panel == "gradient_norm" else 0  # gradients belong to blocks 1..L
+            assert list(trace.x) == list(range(first, first + len(values)))
+            expected = np.maximum(values, FLOAT_FLOOR) if panel in LOG_PANELS else values
+            assert list(trace.y) == [float(v) for v in expected]
+            assert trace.showlegend == (panel_index == 0) and trace.legendgroup == variant
+            assert trace.line.color == PALETTE[index]
+    for panel_index, panel in enumerate(PANELS):
+        axis = fig.layout[f"yaxis{panel_index + 1 if panel_index else ''}"]
+        assert axis.type == ("log" if panel in LOG_PANELS else "linear")
+    legend_names = [tr.name for tr in fig.data if tr.showlegend]
+    assert legend_names == [variant_label(v, t) for v in curves] and len(set(legend_names)) == len(curves)
+
+
+@LANGS
+def test_floor_and_gaps_are_drawn_and_explained_only_when_needed(lang):
+    t = Text(lang)
+    setup = LabSetup(d_model=16, tokens=8, heads=2, depth=3)
+    clean = made_curves(setup, [1.0, 0.5, 0.1, 0.01], [0.1, 0.2, 0.3, 0.4], [1.0, 2.0, 3.0, 4.0], [3.0, 2.0, 1.0])
+    assert notes_of(curves_figure({"this": clean}, t), t) == []
+
+    floored = made_curves(setup, [1.0, 1e-9, 1e-300, 0.0], [0.1, 0.99, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0])
+    fig = curves_figure({"this": floored}, t)
+    drawn = traces(fig, variant_label("this", t))
+    assert sorted(drawn) == [0, 1, 2]  # no gradients: no gradient trace
+    assert list(drawn[0].y) == [1.0, 1e-9, FLOAT_FLOOR, FLOAT_FLOOR]
+    assert list(drawn[1].y) == [0.1, 0.99, 1.0, 1.0]
+    assert notes_of(fig, t) == [t("lab.floor_note", floor=FLOAT_FLOOR)]
+
+    diverged = made_curves(setup, [1.0, 0.5, np.nan, np.nan], [0.0, -1e-17, np.nan, 0.5],
+                           [1.0, 1e200, np.inf, np.inf], [np.inf, 1.0, np.nan])
+    fig = curves_figure({"this": diverged}, t)
+    drawn = traces(fig, variant_label("this", t))
+    assert list(drawn[0].y) == [1.0, 0.5, None, None]
+    assert list(drawn[1].y) == [0.0, -1e-17, None, 0.5]  # a linear panel is not floored
+    assert list(drawn[2].y) == [1.0, 1e200, None, None]
+    assert list(drawn[3].y) == [None, 1.0, None]
+    assert notes_of(fig, t) == [t("lab.overflow_note")]
+
+    both = curves_figure({"this": floored, "neither": diverged}, t)
+    assert notes_of(both, t) == [t("lab.floor_note", floor=FLOAT_FLOOR) + " " + t("lab.overflow_note")]
+
+
+def test_projector_mode_enlarges_the_chart():
+    t = Text("en")
+    setup = LabSetup(d_model=16, tokens=8, heads=2, depth=3)
+    curves = {"this": made_curves(setup, [1.0, 0.5, 0.1, 0.01], [0.1] * 4, [1.0] * 4, [1.0] * 3)}
+    small, large = curves_figure(curves, t), curves_figure(curves, t, projector=True)
+    assert large.layout.font.size > small.layout.font.size and large.layout.height > small.layout.height
+    assert large.data[0].line.width > small.data[0].line.width
+
+
+@LANGS
+def test_summary_has_one_row_per_run(lang):
+    t = Text(lang)
+    setup = LabSetup(d_model=16, tokens=8, heads=2, depth=3)
+    curves = {"post": made_curves(setup, [1.0, 0.5, 0.1, 0.01], [0.1] * 4, [1.0, 1.0, 1.0, np.inf], [4.0, 2.0, 1.0]),
+              "pre": made_curves(setup, [1.0, 0.5, 0.1, 0.01], [0.1] * 4, [1.0] * 4)}
+    rows = summary_rows(curves, t)
+    assert [r[t("lab.col.run")] for r in rows] == [variant_label("post", t), variant_label("pre", t)]
+    assert rows[0][t("lab.col.gradient_ratio")] == "4" and rows[1][t("lab.col.gradient_ratio")] == "–"
+    assert rows[0][t("lab.col.rms")] == "∞" and rows[0][t("lab.col.residual")] == "0.01"
+
+
+# ------------------------------------------------------------------------------------ findings table
+
+
+def made_run(paper: str, passed: bool) -> PaperRun:
+    """A run of ``paper`` whose findings quote 0.25 for every value their sentences take."""
+    return PaperRun(paper, {}, tuple(
+        Finding(claim, passed, dict.fromkeys(placeholders("en", f"paper.{paper}.finding.{claim}.ours"), 0.25))
+        for claim in CLAIMS[paper]))
+
+
+@LANGS
+@pytest.mark.parametrize("paper", list(PAPERS))
+@pytest.mark.parametrize("passed", [True, False])
+def test_finding_rows_quote_the_claim_ours_and_a_badge(paper, passed, lang):
+    t = Text(lang)
+    run = made_run(paper, passed)
+    rows = finding_rows(run, t)
+    assert len(rows) == len(CLAIMS[paper])
+    for row, finding in zip(rows, run.findings, strict=True):
+        assert list(row) == [t("lab.col.published"), t("lab.col.ours"), t("lab.col.badge")]
+        assert row[t("lab.col.published")] == t(f"paper.{paper}.finding.{finding.claim}.published")
+        ours = row[t("lab.col.ours")]
+        assert says(ours, lang, f"paper.{paper}.finding.{finding.claim}.ours") and "0.25" in ours
+        assert row[t("lab.col.badge")] == t("lab.pass" if passed else "lab.fail")
+
+
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_both_catalogs_quote_the_same_values(paper):
+    for claim in CLAIMS[paper]:
+        key = f"paper.{paper}.finding.{claim}.ours"
+        assert placeholders("en", key) == placeholders("zh", key), key
+
+
+@LANGS
+def test_an_infinite_value_is_quoted_as_infinity(lang):
+    t = Text(lang)
+    run = PaperRun("dong", {}, (Finding("doubly_exponential", False, {"layers": 12, "growth": float("inf")}),))
+    ours = finding_rows(run, t)[0][t("lab.col.ours")]
+    assert "∞" in ours and "12" in ours and "inf" not in ours
+
+
+PAPER_PARAMS = [pytest.param(p, marks=[pytest.mark.slow] if p in SLOW_PAPERS else [], id=p) for p in PAPERS]
+
+
+@LANGS
+@pytest.mark.parametrize("paper", PAPER_PARAMS)
+def test_real_findings_fill_their_sentences(paper, lang):
+    run, _ = paper_run(paper)
+    t = Text(lang)
+    for finding, row in zip(run.findings, finding_rows(run, t), strict=True):
+        assert set(finding.values) == placeholders(lang, f"paper.{paper}.finding.{finding.claim}.ours")
+        assert row[t("lab.col.badge")] == t("lab.pass")
+
+
+# ----------------------------------------------------------------------------------- variant labels
+
+
+def assert_labelled(variants, lang: str) -> None:
+    t = Text(lang)
+    labels = []
+    for variant in variants:
+        parts = variant.split(".")
+        assert all(part.isdigit() or part in VARIANT_PARTS for part in parts), variant
+        label = variant_label(variant, t)
+        assert label.count(" · ") == len(parts) - 1 and "{" not in label
+        labels.append(label)
+    assert len(set(labels)) == len(labels), labels
+
+
+@LANGS
+def test_every_variant_part_has_a_label(lang):
+    for part in VARIANT_PARTS:
+        assert variant_label(part, Text(lang)) == catalog(lang)[f"lab.variant.{part}"]
+    assert variant_label("one.96", Text(lang)) == f"{Text(lang)('lab.variant.one')} · " \
+                                                 f"{Text(lang)('lab.variant_depth', depth='96')}"
+
+
+@LANGS
+@pytest.mark.parametrize("compare", COMPARISONS)
+def test_compared_variants_are_labelled(compare, lang):
+    assert_labelled(compared_setups(LabSetup(), compare), lang)
+
+
+@LANGS
+@pytest.mark.parametrize("paper", PAPER_PARAMS)
+def test_paper_variants_are_labelled(paper, lang):
+    run, _ = paper_run(paper)
+    assert_labelled(run.curves, lang)

@@ -1,0 +1,162 @@
+"""Tests of blockstab.papers: every preset reproduces its paper's claims, and the checks can fail.
+
+A check that cannot fail proves nothing, so each preset is also run with the one setting its
+claim depends on taken away (the skip connection, the placement, DeepNorm's or Noci's scaling),
+by wrapping the preset's own setups, and the claim must then be reported as not reproduced.
+The long presets (tens of seconds at width 64 and depth up to 200) are marked slow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from paper_runs import SLOW_PAPERS, paper_run
+
+from blockstab import papers
+from blockstab.lab import forward_stream
+from blockstab.papers import CLAIMS, PAPERS, SEEDS, Finding, PaperRun
+
+
+def preset(name: str, *marks):
+    return pytest.param(name, marks=[*marks, *([pytest.mark.slow] if name in SLOW_PAPERS else [])], id=name)
+
+
+ALL_PRESETS = [preset(name) for name in PAPERS]
+
+
+def findings(run: PaperRun) -> dict[str, Finding]:
+    return {f.claim: f for f in run.findings}
+
+
+def assert_plain(run: PaperRun) -> None:
+    """Findings hold plain Python values (they go into URLs, tables and JSON), never NumPy scalars."""
+    for finding in run.findings:
+        assert type(finding.passed) is bool
+        assert all(type(v) in (int, float) for v in finding.values.values()), finding
+
+
+# --------------------------------------------------------------------------- the presets reproduce
+
+
+def test_claims_and_presets_name_the_same_papers():
+    assert set(CLAIMS) == set(PAPERS)
+    assert set(SLOW_PAPERS) < set(PAPERS)
+
+
+@pytest.mark.parametrize("paper", ALL_PRESETS)
+def test_every_claim_is_reproduced_with_the_default_seeds(paper):
+    run, progress = paper_run(paper)
+    assert run.paper == paper
+    assert tuple(f.claim for f in run.findings) == CLAIMS[paper]
+    assert run.passed, [(f.claim, f.values) for f in run.findings if not f.passed]
+    assert_plain(run)
+    assert progress and np.all(np.diff(progress) > 0) and progress[-1] == pytest.approx(1.0)
+    for curves in run.curves.values():  # the curves drawn are the first seed's
+        assert curves.setup.seed == SEEDS[0]
+        assert np.all(np.isfinite(curves.relative_residual))
+    assert bool(run.curves) == (paper != "geometry")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seeds", [(3, 4, 5), (6, 7, 8)], ids=str)
+@pytest.mark.parametrize("paper", list(PAPERS))
+def test_every_claim_is_reproduced_with_other_seeds(paper, seeds):
+    run, _ = paper_run(paper, seeds)
+    assert tuple(f.claim for f in run.findings) == CLAIMS[paper]
+    assert run.passed, [(f.claim, f.values) for f in run.findings if not f.passed]
+    assert_plain(run)
+
+
+def test_findings_turn_numpy_values_into_plain_python():
+    finding = Finding("claim", np.bool_(True), {"a": np.float64(0.5), "b": 3, "c": np.int64(2), "d": np.float32(1)})
+    assert finding.passed is True
+    assert finding.values == {"a": 0.5, "b": 3, "c": 2.0, "d": 1.0}
+    assert [type(v) for v in finding.values.values()] == [float, int, float, float]
+    assert PaperRun("p", {}, (finding, Finding("other", False, {}))).passed is False
+    assert PaperRun("p", {}, (finding,)).passed is True
+
+
+# ---------------------------------------------------------------------------- the checks can fail
+
+
+def with_setups_changed(monkeypatch, change) -> None:
+    """Make every preset run ``change(variant, setup)`` instead of each setup it asks for."""
+    runs = papers._runs
+
+    def changed_runs(setups, *args, **kwargs):
+        return runs({name: change(name, setup) for name, setup in setups.items()}, *args, **kwargs)
+
+    monkeypatch.setattr(papers, "_runs", changed_runs)
+
+
+@pytest.mark.parametrize("variant, change, failing", [
+    ("skip", {"residual": False}, {"skip_keeps_rank", "skip_slows"}),
+    ("mlp", {"residual": True}, {"mlp_does_not_stop"}),
+    ("attention", {"residual": True}, {"doubly_exponential"}),
+], ids=["skip-without-residual", "mlp-with-residual", "attention-with-residual"])
+def test_dong_claims_fail_when_their_variant_is_rewired(monkeypatch, variant, change, failing):
+    with_setups_changed(monkeypatch, lambda name, s: replace(s, **change) if name.startswith(variant + ".") else s)
+    run = papers.dong(seeds=(0,))
+    assert {f.claim for f in run.findings if not f.passed} == failing
+    assert not run.passed
+    if variant == "skip":  # the "skip" stack is now pure attention: it collapses too
+        assert findings(run)["skip_keeps_rank"].values["kept"] < 1e-6
+
+
+def test_dong_growth_tells_single_from_double_exponential_decay():
+    layers = np.arange(12)
+    single, double = 0.5**layers, 0.5 ** (2.0**layers)
+    assert papers._digit_growth(single) < 1.1 + 1e-9  # -log r = l ln 2 grows by (l + 1) / l
+    assert papers._digit_growth(double) == pytest.approx(2.0)
+    assert papers._layers_to_floor(double) == 6  # 0.5^(2^6) ~ 5e-20 is the first below 1e-12
+    assert papers._layers_to_floor(single) == len(layers)
+
+
+@pytest.mark.slow
+def test_xiong_gradient_claims_fail_with_the_placements_swapped(monkeypatch):
+    swap = {"post": "pre", "pre": "post"}
+    with_setups_changed(monkeypatch, lambda name, s: replace(s, placement=swap[s.placement]))
+    run = papers.xiong(seeds=(0,))
+    by = findings(run)
+    assert not by["post_gradient_flat"].passed and by["post_gradient_flat"].values["spread"] > 2
+    assert not by["pre_gradient_shrinks"].passed and abs(by["pre_gradient_shrinks"].values["slope"]) < 0.2
+    assert by["post_norm"].passed and by["pre_bounds"].passed  # not computed through _runs
+
+
+def test_xiong_norm_claims_do_not_hold_for_the_other_placement():
+    """Lemma 1's 3/2 is Post-LN's, Lemma 2's growing bounds are Pre-LN's: swapped, both fail."""
+    pre = replace(papers.XIONG_BASE, placement="pre", depth=6)
+    assert abs(papers._post_ffn_sums(pre).mean() - papers.XIONG_POST_SQUARED_NORM) > 1
+    post = replace(papers.XIONG_BASE, placement="post", depth=12)
+    squared = (forward_stream(post) ** 2).sum(axis=-1).mean(axis=-1) / post.d_model
+    low, high = papers.xiong_pre_bounds(np.arange(post.depth + 1))
+    assert squared[-1] < low[-1] / 2  # Post-LN's stream stays at ||x||^2 / d = 1
+    assert np.all(squared <= high)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scale, failing", [("one", {"deepnorm_keeps"}), ("deepnorm", {"plain_collapses"})])
+def test_deepnet_claims_fail_with_one_scale_for_both(monkeypatch, scale, failing):
+    with_setups_changed(monkeypatch, lambda name, s: replace(s, residual_scale=scale))
+    run = papers.deepnet(seeds=(0,))
+    assert {f.claim for f in run.findings if not f.passed} == failing
+
+
+@pytest.mark.slow
+def test_noci_scaled_claim_fails_without_the_scaling(monkeypatch):
+    with_setups_changed(monkeypatch, lambda name, s: replace(s, residual_scale="one"))
+    run = papers.noci(seeds=(0,))
+    assert {f.claim for f in run.findings if not f.passed} == {"scaled_bounded"}
+    assert findings(run)["scaled_bounded"].values["high"] > 0.99
+
+
+def test_geometry_claim_fails_for_a_map_that_is_not_layernorm(monkeypatch):
+    """RMSNorm does not centre: its outputs do not sum to zero, so the projection claim fails."""
+    from blockstab.sublayers import rms_norm
+
+    monkeypatch.setattr(papers, "layer_norm", rms_norm)
+    run = papers.geometry(seeds=(0,))
+    assert not run.passed and run.findings[0].values["error"] > 1e-3
+
