@@ -61,9 +61,9 @@ class LabSetup:
     tokens: int = 32
     heads: int = 4
     depth: int = 48
-    init: str = "fan_in"
+    init: str = "bert"
     seed: int = 0
-    placement: str = "post"
+    placement: str = "pre"
     norm: str = "layernorm"
     residual: bool = True
     residual_scale: str = "one"
@@ -77,7 +77,7 @@ class LabSetup:
                 raise ValueError(f"{value!r} is not one of {allowed}")
         if self.heads > self.d_model:
             raise ValueError(f"{self.heads} heads do not divide width {self.d_model}")
-        if not (isinstance(self.seed, int) and 0 <= self.seed <= MAX_SEED):
+        if not (isinstance(self.seed, int) and not isinstance(self.seed, bool) and 0 <= self.seed <= MAX_SEED):
             raise ValueError(f"seed must be an integer from 0 to {MAX_SEED}")
         _ = self.config  # validates depth, placement and the flags
 

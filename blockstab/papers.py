@@ -117,7 +117,7 @@ def dong(seeds=SEEDS, progress: Progress | None = None) -> PaperRun:
 
 XIONG_POST_SQUARED_NORM = 1.5  # Lemma 1: E||x^{post,5}||^2 / d = 3/2
 XIONG_DEPTHS = (6, 12, 24, 48)
-XIONG_BASE = LabSetup(d_model=64, tokens=32, heads=1, init="xiong", norm="layernorm")
+XIONG_BASE = LabSetup(d_model=64, tokens=32, heads=1, init="xiong", placement="post", norm="layernorm")
 
 
 def xiong_pre_bounds(layer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -164,7 +164,7 @@ def xiong(seeds=SEEDS, progress: Progress | None = None) -> PaperRun:
 # ---------------------------------------------------------------------------- Noci et al. 2022
 
 NOCI_DEPTHS = (6, 24, 96)
-NOCI_BASE = LabSetup(d_model=64, tokens=32, heads=4, placement="post", norm="layernorm")
+NOCI_BASE = LabSetup(d_model=64, tokens=32, heads=4, init="fan_in", placement="post", norm="layernorm")
 
 
 def noci(seeds=SEEDS, progress: Progress | None = None) -> PaperRun:
@@ -179,7 +179,10 @@ def noci(seeds=SEEDS, progress: Progress | None = None) -> PaperRun:
 
     plain = [final_cosine("one", d) for d in NOCI_DEPTHS]
     scaled = [final_cosine("inv_sqrt_depth", d) for d in NOCI_DEPTHS]
-    return PaperRun("noci", _first(runs), (
+    # Block i's weights depend on (seed, i) only, so with alpha = 1 the shorter stacks are the first
+    # blocks of the deepest one: draw that one alone, and the scaled stacks at each depth.
+    drawn = {k: v for k, v in _first(runs).items() if k.startswith("inv_sqrt_depth") or k == f"one.{NOCI_DEPTHS[-1]}"}
+    return PaperRun("noci", drawn, (
         Finding("plain_collapses", plain[-1] >= 0.99 and plain == sorted(plain),
                 {"cosine": plain[-1], "depth": NOCI_DEPTHS[-1]}),
         Finding("scaled_bounded", max(scaled) <= 0.5 and max(scaled) - min(scaled) <= 0.2,
@@ -189,7 +192,8 @@ def noci(seeds=SEEDS, progress: Progress | None = None) -> PaperRun:
 
 # ------------------------------------------------------------------------ Wang et al. 2022
 
-DEEPNET_BASE = LabSetup(d_model=64, tokens=32, heads=4, depth=200, placement="post", norm="layernorm")
+DEEPNET_BASE = LabSetup(d_model=64, tokens=32, heads=4, depth=200, init="fan_in", placement="post",
+                        norm="layernorm")
 
 
 def deepnet(seeds=SEEDS, progress: Progress | None = None) -> PaperRun:

@@ -14,7 +14,8 @@ t = Text(language())
 projector = st.session_state.get("projector_on", False)
 
 st.title(t("lab.title"))
-st.caption(t("lab.intro"))
+if not projector:
+    st.caption(t("lab.intro"))
 values = lab_controls(t)
 shown = values["lab_show"]
 

@@ -25,10 +25,12 @@ from blockstab.lab import (
 from blockstab.papers import CLAIMS, PAPERS, Finding, PaperRun
 from ui.controls import LAB_CONTROLS
 from ui.lab_views import (
+    FLOORED_PANELS,
     LOG_PANELS,
     PALETTE,
     PANELS,
     VARIANT_PARTS,
+    chart_notes,
     curves_figure,
     finding_rows,
     lab_setup,
@@ -120,11 +122,6 @@ def traces(fig, variant_name: str) -> dict[int, object]:
     return {axes[(tr.xaxis, tr.yaxis)]: tr for tr in fig.data if tr.name == variant_name}
 
 
-def notes_of(fig, t: Text) -> list[str]:
-    titles = {t(f"lab.panel.{p}") for p in PANELS}
-    return [a.text for a in fig.layout.annotations if a.text not in titles]
-
-
 @LANGS
 def test_the_chart_draws_exactly_the_computed_values(lang):
     t = Text(lang)
@@ -140,7 +137,7 @@ def test_the_chart_draws_exactly_the_computed_values(lang):
             trace, values = drawn[panel_index], getattr(run, panel)
             first = 1 if panel == "gradient_norm" else 0  # gradients belong to blocks 1..L
             assert list(trace.x) == list(range(first, first + len(values)))
-            expected = np.maximum(values, FLOAT_FLOOR) if panel in LOG_PANELS else values
+            expected = np.maximum(values, FLOAT_FLOOR) if panel in FLOORED_PANELS else values
             assert list(trace.y) == [float(v) for v in expected]
             assert trace.showlegend == (panel_index == 0) and trace.legendgroup == variant
             assert trace.line.color == PALETTE[index]
@@ -156,7 +153,7 @@ def test_floor_and_gaps_are_drawn_and_explained_only_when_needed(lang):
     t = Text(lang)
     setup = LabSetup(d_model=16, tokens=8, heads=2, depth=3)
     clean = made_curves(setup, [1.0, 0.5, 0.1, 0.01], [0.1, 0.2, 0.3, 0.4], [1.0, 2.0, 3.0, 4.0], [3.0, 2.0, 1.0])
-    assert notes_of(curves_figure({"this": clean}, t), t) == []
+    assert chart_notes({"this": clean}, t) == []
 
     floored = made_curves(setup, [1.0, 1e-9, 1e-300, 0.0], [0.1, 0.99, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0])
     fig = curves_figure({"this": floored}, t)
@@ -164,7 +161,7 @@ def test_floor_and_gaps_are_drawn_and_explained_only_when_needed(lang):
     assert sorted(drawn) == [0, 1, 2]  # no gradients: no gradient trace
     assert list(drawn[0].y) == [1.0, 1e-9, FLOAT_FLOOR, FLOAT_FLOOR]
     assert list(drawn[1].y) == [0.1, 0.99, 1.0, 1.0]
-    assert notes_of(fig, t) == [t("lab.floor_note", floor=FLOAT_FLOOR)]
+    assert chart_notes({"this": floored}, t) == [t("lab.floor_note", floor=FLOAT_FLOOR)]
 
     diverged = made_curves(setup, [1.0, 0.5, np.nan, np.nan], [0.0, -1e-17, np.nan, 0.5],
                            [1.0, 1e200, np.inf, np.inf], [np.inf, 1.0, np.nan])
@@ -174,10 +171,21 @@ def test_floor_and_gaps_are_drawn_and_explained_only_when_needed(lang):
     assert list(drawn[1].y) == [0.0, -1e-17, None, 0.5]  # a linear panel is not floored
     assert list(drawn[2].y) == [1.0, 1e200, None, None]
     assert list(drawn[3].y) == [None, 1.0, None]
-    assert notes_of(fig, t) == [t("lab.overflow_note")]
+    assert chart_notes({"this": diverged}, t) == [t("lab.overflow_note")]
 
-    both = curves_figure({"this": floored, "neither": diverged}, t)
-    assert notes_of(both, t) == [t("lab.floor_note", floor=FLOAT_FLOOR) + " " + t("lab.overflow_note")]
+    both = {"this": floored, "neither": diverged}
+    assert chart_notes(both, t) == [t("lab.floor_note", floor=FLOAT_FLOOR), t("lab.overflow_note")]
+
+
+def test_sizes_and_gradients_are_drawn_as_computed_however_small():
+    """Only the relative residual has a known rounding floor; a vanishing stream is a real value."""
+    t = Text("en")
+    setup = LabSetup(d_model=16, tokens=8, heads=2, depth=3)
+    fig = curves_figure({"this": made_curves(setup, [1.0] * 4, [0.0] * 4, [1.0, 1e-20, 1e-40, 1e-60],
+                                             [1e-30, 1e-20, 1e-10])}, t)
+    drawn = traces(fig, variant_label("this", t))
+    assert list(drawn[2].y) == [1.0, 1e-20, 1e-40, 1e-60]
+    assert list(drawn[3].y) == [1e-30, 1e-20, 1e-10]
 
 
 def test_projector_mode_enlarges_the_chart():

@@ -83,7 +83,7 @@ def curves_figure(curves: dict[str, DepthCurves], t: Text, projector: bool = Fal
         return {"row": index // columns + 1, "col": index % columns + 1}
 
     fig = make_subplots(rows=rows, cols=columns, subplot_titles=[t(f"lab.panel.{p}") for p in panels],
-                        horizontal_spacing=0.09, vertical_spacing=0.16)
+                        horizontal_spacing=0.09, vertical_spacing=0.2 if projector else 0.16)
     for index, (variant, run) in enumerate(curves.items()):
         for panel_index, panel in enumerate(panels):
             values = getattr(run, panel)
@@ -150,9 +150,10 @@ def summary_rows(curves: dict[str, DepthCurves], t: Text) -> list[dict]:
     rows = []
     for variant, run in curves.items():
         gradient = run.gradient_norm
+        collapse = run.relative_residual[-1]
         rows.append({
             t("lab.col.run"): variant_label(variant, t),
-            t("lab.col.residual"): _number(run.relative_residual[-1]),
+            t("lab.col.residual"): f"< {FLOAT_FLOOR:.0e}" if collapse < FLOAT_FLOOR else _number(collapse),
             t("lab.col.cosine"): _number(run.pairwise_cosine[-1]),
             t("lab.col.rms"): _number(run.stream_rms[-1]),
             t("lab.col.gradient_ratio"): "–" if gradient is None else _number(gradient[0] / gradient[-1]),
