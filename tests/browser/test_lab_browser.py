@@ -33,6 +33,7 @@ PANEL_TITLES = "(i) => [...document.querySelectorAll('.js-plotly-plot')[i].layou
 SUBPLOTS = "(i) => Object.keys(document.querySelectorAll('.js-plotly-plot')[i]._fullLayout._plots).sort()"
 TABLE = "[data-testid=stTable]"
 SUCCESS = "[data-testid=stAlertContentSuccess] [data-testid=stMarkdownContainer]"
+PROGRESS = "[data-testid=stProgress]"
 
 
 def open_lab(page, url: str) -> None:
@@ -122,3 +123,21 @@ def test_a_chinese_link_to_a_preset_is_in_chinese(page, app_url):
     assert zh("lab.col.published") in header and zh("lab.col.ours") in header
     assert page.locator(f"{TABLE} tbody tr").count() == 4
     assert page.get_by_text(zh("option.lab_show.xiong"), exact=True).is_visible()
+
+
+def test_changing_a_control_stops_a_long_run(page, app_url):
+    """A long run shows a progress bar; choosing something else stops it, so it was never cached:
+    coming back starts it again (a finished run would be drawn at once from the cache)."""
+    t = Text("en")
+    page.set_default_timeout(COMPUTING)
+    page.goto(app_url + "/lab?lang=en&lab_width=512&lab_tokens=128&lab_depth=60&lab_compare=none&lab_seed=7")
+    page.wait_for_selector(PROGRESS)
+    n = runs(page)
+    page.get_by_text(t("option.lab_show.geometry"), exact=True).click()
+    wait_for_rerun(page, n)
+    page.wait_for_selector(f"h3:has-text('{t('paper.geometry.title')}')")
+    page.wait_for_selector(IDLE, state="attached")
+    assert page.locator(PROGRESS).count() == 0
+    page.get_by_text(t("option.lab_show.stack"), exact=True).click()
+    page.wait_for_selector(PROGRESS)  # computing again from the start: the stopped run left nothing behind
+    assert_healthy(page)
