@@ -21,6 +21,7 @@ pages = [
     st.Page("pages/worked_case.py", title=t("page.case"), icon=":material/table_chart:", url_path="case"),
     st.Page("pages/exercises.py", title=t("page.exercises"), icon=":material/quiz:", url_path="practice"),
     st.Page("pages/norm_geometry.py", title=t("page.geometry"), icon=":material/change_history:", url_path="geometry"),
+    st.Page("pages/scenario_editor.py", title=t("page.editor"), icon=":material/edit_note:", url_path="scenario"),
     st.Page("pages/teachers.py", title=t("page.teachers"), icon=":material/school:", url_path="teach"),
 ]
 st.navigation(pages, position="sidebar").run()

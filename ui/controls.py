@@ -2,11 +2,14 @@
 
 Each control's ``key`` is both its Streamlit widget key and its URL query parameter, so a shared
 link reproduces the view. :func:`check_query` explains any URL value the app had to ignore.
+The example sentence (``sc``) is not a widget: pages read it with ``widgets.active_example``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from blockstab.scenario import LESSON, Scenario, decode, encode
 
 STAGE_FOCUS = ("attention", "attention_residual", "attention_norm", "feed_forward", "ffn_residual", "ffn_norm")
 MAX_EXPLORER_DEPTH = 100
@@ -15,7 +18,7 @@ MAX_EXPLORER_DEPTH = 100
 @dataclass(frozen=True)
 class Control:
     key: str
-    kind: str  # "toggle" | "choice" | "int"
+    kind: str  # "toggle" | "choice" | "int" | "keys" | "example"
     default: object
     options: tuple = ()
     low: int = 0
@@ -31,6 +34,9 @@ class Control:
         if self.kind == "keys":
             keys = tuple(k for k in raw.split(",") if k)
             return keys if keys and all(k in self.options for k in keys) else None
+        if self.kind == "example":
+            example = decode(raw)
+            return example if isinstance(example, Scenario) else None
         try:
             value = int(raw)
         except ValueError:
@@ -43,6 +49,8 @@ class Control:
             return "true" if value else "false"
         if self.kind == "keys":
             return ",".join(value)
+        if self.kind == "example":
+            return encode(value)
         return str(value)
 
 
@@ -67,7 +75,10 @@ PAGE_CONTROLS = (
     Control("show", "keys", None, tuple(c.key for c in CONTROLS)),
     Control("step", "int", 1, low=1, high=99),
 )
-BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS)}
+# ``sc`` is the example sentence every page computes on (blockstab.scenario: a preset's id or a
+# versioned payload); absent, the lesson's sentence.
+EXAMPLE = Control("sc", "example", LESSON)
+BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS, EXAMPLE)}
 
 
 def explorer_query(view: dict, **extra) -> dict[str, str]:
@@ -87,6 +98,7 @@ class ExplorerState:
     block: int = 1
     focus: str = "attention_residual"
     projector: bool = False
+    example: Scenario = LESSON  # the sentence the stack runs on
 
     @property
     def scenarios(self) -> tuple[str, ...]:
