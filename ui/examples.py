@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import replace
 
-from blockstab.scenario import BAD_CATEGORIES, LESSON, PRESETS, SIDES, Problem, Scenario, Token
+from blockstab.scenario import BAD_CATEGORIES, LESSON, PRESETS, ROLES, SIDES, Problem, Scenario, Token
 
 from .text import Text
 
@@ -120,7 +120,8 @@ def problem_text(problem: Problem, t: Text) -> str:
         where = t("where.axis", row=problem.row)
     elif problem.row is not None:
         where = t("where.row", row=problem.row, column=t("column." + (problem.field or "row")))
-    value = t("role." + problem.value) if problem.code in ROLE_CODES else literal(problem.value)
+    value = t("role." + problem.value) if problem.code in ROLE_CODES and problem.value in ROLES \
+        else literal(problem.value)
     return where + t("problem." + problem.code, value=value, limit=problem.limit, count=problem.count)
 
 
