@@ -63,8 +63,8 @@ def widget_state(element, remembered: dict[str, WidgetState]) -> tuple[WidgetSta
 class ProtocolSession:
     """One session: connect, run the page, then change widgets by key and time each rerun."""
 
-    def __init__(self, port: int, query: str = "lang=en"):
-        self.port, self.query = port, query
+    def __init__(self, port: int, query: str = "lang=en", page_name: str = ""):
+        self.port, self.query, self.page_name = port, query, page_name  # page_name: a page's url_path
         self.cache: dict[str, ForwardMsg] = {}
         self.page_hash = ""
         self.widgets: dict[str, WidgetState] = {}  # by widget id, from the last finished run
@@ -168,6 +168,7 @@ class ProtocolSession:
         client = msg.rerun_script
         client.query_string = self.query
         client.page_script_hash = self.page_hash
+        client.page_name = self.page_name
         client.widget_states.widgets.extend(states)
         client.cached_message_hashes.extend(self.cache)
         client.context_info.timezone = "UTC"
