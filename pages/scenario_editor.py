@@ -87,9 +87,8 @@ with left:
     base = pd.DataFrame(st.session_state["editor_base"], columns=COLUMNS, dtype=object)
     base.index = range(1, len(base) + 1)  # the row numbers the messages name
     edited = st.data_editor(
-        base, key=table_key, num_rows="dynamic", width="stretch",
+        base, key=table_key, num_rows="dynamic", width="stretch", hide_index=False,
         column_config={
-            "_index": st.column_config.NumberColumn("#", disabled=True),
             "label": st.column_config.TextColumn(t("column.label"), help=t("editor.help.label")),
             "x": st.column_config.TextColumn(t("column.x"), help=t("editor.help.number")),
             "y": st.column_config.TextColumn(t("column.y"), help=t("editor.help.number")),
