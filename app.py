@@ -1,5 +1,9 @@
 """BlockStab: the router. Page config once, language and projector mode, then the chosen page."""
 
+# Imported before any page runs: Plotly checks sys.modules for pandas without importing it, so
+# a figure built while another session's thread is still importing pandas (st.dataframe, the
+# scenario editor) failed with "partially initialized module 'pandas'" (seen in the soak test).
+import pandas  # noqa: F401
 import streamlit as st
 
 from ui.controls import check_query

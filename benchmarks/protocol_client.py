@@ -74,6 +74,7 @@ class ProtocolSession:
         self.remembered: dict[str, WidgetState] = {}  # by key: what "the user" set
         self.url_bound: dict[str, str | None] = {}  # bound widgets' URL values (None: left out)
         self.exceptions = 0
+        self.elements: list = []  # every element of the current run, as sent
         self.bytes_received = 0
         self._finished: asyncio.Future | None = None
         self._reader: asyncio.Task | None = None
@@ -98,12 +99,17 @@ class ProtocolSession:
         if kind == "new_session":
             self.page_hash = msg.new_session.page_script_hash or self.page_hash
             self.run_widgets = {}
+            self.elements = []
+        elif kind == "navigation" and msg.navigation.page_script_hash:
+            # As the frontend: later reruns name the page shown by its hash, no longer by url path.
+            self.page_hash, self.page_name = msg.navigation.page_script_hash, ""
         elif kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             element = msg.delta.new_element
             if element.WhichOneof("type") == "exception":
                 self.exceptions += 1
+            self.elements.append(element)
             found = widget_state(element, self.remembered)
             if found is not None:
                 state, default = found
@@ -133,9 +139,11 @@ class ProtocolSession:
         if self._finished is not None and not self._finished.done():
             self._finished.set_exception(ConnectionError("WebSocket closed"))
 
-    async def rerun(self, changes: dict[str, object] | None = None, timeout: float = 30.0) -> float:
-        """Send a rerun with the widgets whose key ends a widget id set to new values; return the
-        time (ms) until the server says the script finished. Raises on timeout or a failed run."""
+    async def rerun(self, changes: dict[str, object] | None = None, timeout: float = 30.0,
+                    extra: tuple[WidgetState, ...] = ()) -> float:
+        """Send a rerun with the widgets whose key ends a widget id set to new values (and ``extra``
+        states, e.g. a data editor's edits); return the time (ms) until the server says the script
+        finished. Raises on timeout or a failed run."""
         states = []
         query = dict(urllib.parse.parse_qsl(self.query, keep_blank_values=True))
         for state in self.widgets.values():
@@ -158,6 +166,7 @@ class ProtocolSession:
                     ).SerializeToString()
                     self.url_bound[key] = None if same else text
             states.append(state)
+        states.extend(extra)
         for key, text in self.url_bound.items():  # the server's page_info leaves these to the frontend
             if text is None:
                 query.pop(key, None)

@@ -60,6 +60,20 @@ def import_file() -> None:
         st.session_state["editor_import_problems"] = result
 
 
+def table(base: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The editable table: text cells for numbers, so any typed text reaches the checks."""
+    return st.data_editor(
+        base, key=key, num_rows="dynamic", width="stretch", hide_index=False,
+        column_config={
+            "label": st.column_config.TextColumn(t("column.label"), help=t("editor.help.label")),
+            "x": st.column_config.TextColumn(t("column.x"), help=t("editor.help.number")),
+            "y": st.column_config.TextColumn(t("column.y"), help=t("editor.help.number")),
+            "role": st.column_config.SelectboxColumn(t("column.role"), options=ROLES, default="plain",
+                                                     format_func=lambda role: t("role." + role)),
+        },
+    )
+
+
 def pending_edits(key: str) -> bool:
     edits = st.session_state.get(key) or {}
     return any(edits.get(part) for part in ("edited_rows", "added_rows", "deleted_rows"))
@@ -86,16 +100,16 @@ with left:
             up.text_input(t("editor.axis_2"), key="editor_axis_2")]
     base = pd.DataFrame(st.session_state["editor_base"], columns=COLUMNS, dtype=object)
     base.index = range(1, len(base) + 1)  # the row numbers the messages name
-    edited = st.data_editor(
-        base, key=table_key, num_rows="dynamic", width="stretch", hide_index=False,
-        column_config={
-            "label": st.column_config.TextColumn(t("column.label"), help=t("editor.help.label")),
-            "x": st.column_config.TextColumn(t("column.x"), help=t("editor.help.number")),
-            "y": st.column_config.TextColumn(t("column.y"), help=t("editor.help.number")),
-            "role": st.column_config.SelectboxColumn(t("column.role"), options=ROLES, default="plain",
-                                                     format_func=lambda role: t("role." + role)),
-        },
-    )
+    try:
+        edited = table(base, table_key)
+    except (IndexError, KeyError, TypeError, ValueError):  # an edit state no browser sends (rows that
+        # do not exist): Streamlit cannot apply it, so this table starts afresh and says so.
+        st.session_state["editor_generation"] = st.session_state.get("editor_generation", 0) + 1
+        st.session_state["editor_base"] = table_rows(localized(example, t))
+        st.error(t("editor.table_reset"), icon=":material/block:")
+        base = pd.DataFrame(st.session_state["editor_base"], columns=COLUMNS, dtype=object)
+        base.index = range(1, len(base) + 1)
+        edited = table(base, f"editor_table_{st.session_state['editor_generation']}")
     st.caption(t("editor.roles"))
     parsed = parse(axes, edited.to_dict("records"))
     if isinstance(parsed, list):  # name rows by the numbers the table shows (kept after deletions)

@@ -137,6 +137,17 @@ def test_a_bad_edit_is_refused_and_the_last_good_example_and_the_edits_stay(case
     assert not at.error and in_use(at) == good
 
 
+def test_an_edit_state_no_browser_sends_resets_the_table_instead_of_failing():
+    at = run_app(EDITOR, lang="en")
+    edit(at, {0: {"label": "outage"}})
+    good = in_use(at)
+    edit(at, {16: {"x": "1"}}, deleted=[40])  # rows that do not exist: Streamlit cannot apply this
+    assert [e.value for e in at.error] == [Text("en")("editor.table_reset")]
+    assert at.data_editor[0].key == "editor_table_1" and in_use(at) == good
+    edit(at, {0: {"label": "again"}}, key="editor_table_1")
+    assert not at.error and in_use(at).tokens[0].label == "again"
+
+
 def test_a_refusal_names_the_row_the_table_shows():
     at = run_app(EDITOR, lang="en")
     edit(at, {3: {"y": "abc"}})
