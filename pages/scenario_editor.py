@@ -85,6 +85,8 @@ if "editor_base" not in st.session_state or (
     load(example)  # a preset's words follow the language until the table is edited
     table_key = f"editor_table_{st.session_state['editor_generation']}"
 
+if "editor_preset" not in st.session_state and example.preset:
+    st.session_state["editor_preset"] = example.preset  # the picker names the preset in use
 st.title(t("editor.title"))
 st.markdown(t("editor.intro"))
 
