@@ -1,5 +1,9 @@
 """BlockStab: the router. Page config once, language and projector mode, then the chosen page."""
 
+# Imported before any page runs: Plotly checks sys.modules for pandas without importing it, so
+# a figure built while another session's thread is still importing pandas (st.dataframe, the
+# scenario editor) failed with "partially initialized module 'pandas'" (seen in the soak test).
+import pandas  # noqa: F401
 import streamlit as st
 
 from ui.controls import check_query
@@ -21,6 +25,7 @@ pages = [
     st.Page("pages/worked_case.py", title=t("page.case"), icon=":material/table_chart:", url_path="case"),
     st.Page("pages/exercises.py", title=t("page.exercises"), icon=":material/quiz:", url_path="practice"),
     st.Page("pages/norm_geometry.py", title=t("page.geometry"), icon=":material/change_history:", url_path="geometry"),
+    st.Page("pages/scenario_editor.py", title=t("page.editor"), icon=":material/edit_note:", url_path="scenario"),
     st.Page("pages/depth_lab.py", title=t("page.lab"), icon=":material/stacked_line_chart:", url_path="lab"),
     st.Page("pages/teachers.py", title=t("page.teachers"), icon=":material/school:", url_path="teach"),
 ]

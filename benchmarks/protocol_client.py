@@ -63,8 +63,8 @@ def widget_state(element, remembered: dict[str, WidgetState]) -> tuple[WidgetSta
 class ProtocolSession:
     """One session: connect, run the page, then change widgets by key and time each rerun."""
 
-    def __init__(self, port: int, query: str = "lang=en"):
-        self.port, self.query = port, query
+    def __init__(self, port: int, query: str = "lang=en", page_name: str = ""):
+        self.port, self.query, self.page_name = port, query, page_name  # page_name: a page's url_path
         self.cache: dict[str, ForwardMsg] = {}
         self.page_hash = ""
         self.widgets: dict[str, WidgetState] = {}  # by widget id, from the last finished run
@@ -74,6 +74,7 @@ class ProtocolSession:
         self.remembered: dict[str, WidgetState] = {}  # by key: what "the user" set
         self.url_bound: dict[str, str | None] = {}  # bound widgets' URL values (None: left out)
         self.exceptions = 0
+        self.elements: list = []  # every element of the current run, as sent
         self.bytes_received = 0
         self._finished: asyncio.Future | None = None
         self._reader: asyncio.Task | None = None
@@ -98,12 +99,17 @@ class ProtocolSession:
         if kind == "new_session":
             self.page_hash = msg.new_session.page_script_hash or self.page_hash
             self.run_widgets = {}
+            self.elements = []
+        elif kind == "navigation" and msg.navigation.page_script_hash:
+            # As the frontend: later reruns name the page shown by its hash, no longer by url path.
+            self.page_hash, self.page_name = msg.navigation.page_script_hash, ""
         elif kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             element = msg.delta.new_element
             if element.WhichOneof("type") == "exception":
                 self.exceptions += 1
+            self.elements.append(element)
             found = widget_state(element, self.remembered)
             if found is not None:
                 state, default = found
@@ -133,9 +139,11 @@ class ProtocolSession:
         if self._finished is not None and not self._finished.done():
             self._finished.set_exception(ConnectionError("WebSocket closed"))
 
-    async def rerun(self, changes: dict[str, object] | None = None, timeout: float = 30.0) -> float:
-        """Send a rerun with the widgets whose key ends a widget id set to new values; return the
-        time (ms) until the server says the script finished. Raises on timeout or a failed run."""
+    async def rerun(self, changes: dict[str, object] | None = None, timeout: float = 30.0,
+                    extra: tuple[WidgetState, ...] = ()) -> float:
+        """Send a rerun with the widgets whose key ends a widget id set to new values (and ``extra``
+        states, e.g. a data editor's edits); return the time (ms) until the server says the script
+        finished. Raises on timeout or a failed run."""
         states = []
         query = dict(urllib.parse.parse_qsl(self.query, keep_blank_values=True))
         for state in self.widgets.values():
@@ -158,6 +166,7 @@ class ProtocolSession:
                     ).SerializeToString()
                     self.url_bound[key] = None if same else text
             states.append(state)
+        states.extend(extra)
         for key, text in self.url_bound.items():  # the server's page_info leaves these to the frontend
             if text is None:
                 query.pop(key, None)
@@ -168,6 +177,7 @@ class ProtocolSession:
         client = msg.rerun_script
         client.query_string = self.query
         client.page_script_hash = self.page_hash
+        client.page_name = self.page_name
         client.widget_states.widgets.extend(states)
         client.cached_message_hashes.extend(self.cache)
         client.context_info.timezone = "UTC"

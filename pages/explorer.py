@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from ui.examples import sentence_caption
 from ui.text import Text
 from ui.views import (
     course_table_matches,
@@ -17,9 +18,11 @@ PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "
 projector = st.session_state.get("projector_on", False)
 if not projector:
     st.title(t("explorer.title"))
-    st.caption(t("explorer.sentence"))
+    caption = st.empty()
 verdict_box = st.empty()
 state = explorer_controls(t, projector)
+if not projector:
+    caption.caption(sentence_caption(state.example, t))
 result = explore_cached(state)
 
 verdict_box.info(verdict(state, result, t), icon=":material/explore:")

@@ -5,7 +5,7 @@ import streamlit as st
 from ui.controls import CONTROLS, explorer_query
 from ui.lessons import PRESETS
 from ui.text import Text
-from ui.widgets import language, open_in_explorer
+from ui.widgets import example_in_link, language, open_in_explorer
 
 t = Text(language())
 
@@ -17,8 +17,8 @@ for preset in PRESETS:
     with st.container(border=True):
         text, go = st.columns([4, 1])
         text.markdown(t(f"preset.{preset.id}"))
-        text.code("?" + "&".join(f"{k}={v}" for k, v in explorer_query(preset.view, lang=t.lang).items()),
-                  language=None)
+        query = explorer_query(preset.view, lang=t.lang, sc=example_in_link())
+        text.code("?" + "&".join(f"{k}={v}" for k, v in query.items()), language=None)
         if go.button(t("teach.open"), key=f"preset_{preset.id}", icon=":material/open_in_new:"):
             open_in_explorer(preset.view)
 

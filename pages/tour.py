@@ -2,12 +2,14 @@
 
 import streamlit as st
 
+from blockstab.scenario import LESSON
 from ui.lessons import TOUR
 from ui.text import Text
-from ui.widgets import figure_cached, language, open_in_explorer
+from ui.widgets import active_example, figure_cached, language, open_in_explorer
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)
+example = active_example()
 
 
 def current_step() -> int:
@@ -39,4 +41,6 @@ with text:
     if st.button(t("tour.open_in_explorer"), key="tour_open", icon=":material/open_in_new:"):
         open_in_explorer(step.view)
 with figure:
-    st.plotly_chart(figure_cached(step.figure, step.state(projector), t.lang), key="tour_figure")
+    st.plotly_chart(figure_cached(step.figure, step.state(projector, example), t.lang), key="tour_figure")
+    if example != LESSON:
+        st.caption(t("example.text_is_the_lesson"))

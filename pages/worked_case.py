@@ -2,17 +2,21 @@
 
 import streamlit as st
 
+from blockstab.scenario import LESSON
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views import block_figure, course_case_rows, three_stage_rows
-from ui.widgets import explore_cached, language, open_in_explorer
+from ui.widgets import active_example, explore_cached, language, open_in_explorer
 
 t = Text(language())
-state = ExplorerState(depth=1, focus="attention_norm", projector=st.session_state.get("projector_on", False))
+state = ExplorerState(depth=1, focus="attention_norm", projector=st.session_state.get("projector_on", False),
+                      example=active_example())
 result = explore_cached(state)
 
 st.title(t("case.title"))
 st.markdown(t("case.intro"))
+if state.example != LESSON:
+    st.info(t("example.text_is_the_lesson"), icon=":material/edit_note:")
 left, right = st.columns([3, 2])
 with left:
     st.subheader(t("case.table_title"))

@@ -10,7 +10,10 @@ import pytest
 from blockstab.block import STAGES
 from blockstab.lesson import SCENARIOS, token_names
 from blockstab.papers import CLAIMS
+from blockstab.scenario import PRESETS as EXAMPLES
+from blockstab.scenario import ROLES, Problem
 from ui.controls import APP_CONTROLS, CONTROLS, LAB_CONTROLS
+from ui.examples import EXAMPLE_NAMES
 from ui.lab_views import PANELS, VARIANT_PARTS
 from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
 from ui.text import LANGUAGES, Text, catalog
@@ -21,13 +24,26 @@ SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui"
 EN, ZH = catalog("en"), catalog("zh")
 NAMESPACES = {key.split(".", 1)[0] for key in EN}
 
+# Every code blockstab.scenario can refuse an input with (read from its source), and "more".
+PROBLEM_CODES = {"more"} | {
+    code.value for node in ast.walk(ast.parse((ROOT / "blockstab" / "scenario.py").read_text()))
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == Problem.__name__ and node.args
+    for code in ast.walk(node.args[0]) if isinstance(code, ast.Constant) and isinstance(code.value, str)}
+
 # Every key family the source builds at run time (f-strings and "prefix." + name), enumerated from
 # the tables that drive it. A new family in the source fails test_every_dynamic_key_family_is_known.
 FAMILIES = {
     "option.*.*": {f"option.{c.key}.{o}" for c in (*CONTROLS, *LAB_CONTROLS) if c.kind == "choice" for o in c.options},
     "stage.*": {f"stage.{s}" for stages in STAGES.values() for s in stages},
-    "scenario.*": {f"scenario.{s}" for s in SCENARIOS},
-    "token.*": {f"token.{name}" for s in SCENARIOS for name in token_names(s)},
+    "scenario.*": {f"scenario.{c.label}" for p in EXAMPLES.values() for c in p.contexts},
+    "token.*": {f"token.{name}" for s in SCENARIOS for name in token_names(s) if name != "status"}
+    | {f"token.{tok.label}" for p in EXAMPLES.values() for s in SCENARIOS for tok in p.sentence(s)},
+    "axis.*": {f"axis.{a}" for p in EXAMPLES.values() for a in p.axes},
+    "option.scenario.*": {f"option.scenario.{s}" for s in ("both", *SCENARIOS)},
+    "example.*.name": {f"example.{name}.name" for name in (*EXAMPLE_NAMES, "blank")},
+    "role.*": {f"role.{r}" for r in ROLES},
+    "column.*": {f"column.{c}" for c in ("label", "x", "y", "role", "row")},
+    "problem.*": {f"problem.{code}" for code in PROBLEM_CODES},
     "control.*": {f"control.{c.key}" for c in (*CONTROLS, *APP_CONTROLS, *LAB_CONTROLS)},
     "help.*": {f"help.{c.key}" for c in (*CONTROLS, *LAB_CONTROLS)},
     "lang.*": {f"lang.{code}" for code in LANGUAGES},

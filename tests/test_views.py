@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from blockstab.block import STAGES
 from blockstab.lesson import ACTION_TOKEN, COURSE_TABLE, SCENARIOS
+from blockstab.scenario import Scenario
 from ui.controls import APP_CONTROLS, BY_KEY, CONTROLS, STAGE_FOCUS, ExplorerState, check_query
 from ui.text import LANGUAGES, Text, catalog
 from ui.views import (
@@ -355,6 +356,8 @@ def _example(control) -> str:
         return str(control.high)
     if control.kind == "keys":
         return ",".join(control.options[:2])
+    if control.kind == "example":
+        return "triage"
     raise AssertionError(f"a new kind of control, {control.kind!r}: add it to _example and _oracle")
 
 
@@ -377,6 +380,7 @@ def test_check_query_accepts_a_valid_url():
     ("depth", "0"), ("depth", "abc"), ("depth", "101"), ("depth", "-5"), ("depth", "2.5"), ("depth", ""),
     ("block", "0"), ("residual", "maybe"), ("residual", "1"), ("norm", ""),
     ("lang", "fr"), ("lang", "ZH"), ("scenario", "Both"), ("focus", "input"), ("placement", "middle"),
+    ("sc", ""), ("sc", "Triage"), ("sc", "v1."), ("sc", "v2.W10"), ("sc", "v1.W10"),
 ])
 def test_check_query_flags_what_the_app_cannot_use(key, value):
     query = {**VALID, key: value}
@@ -400,6 +404,8 @@ def _oracle(key: str, raw: str) -> bool:
     if control.kind == "keys":
         keys = [k for k in raw.split(",") if k]
         return bool(keys) and all(k in control.options for k in keys)
+    if control.kind == "example":  # these strategies' strings are far shorter than any v1 payload
+        return raw in ("lesson", "triage", "support")
     try:
         return control.low <= int(raw) <= control.high
     except ValueError:
@@ -409,7 +415,8 @@ def _oracle(key: str, raw: str) -> bool:
 SOME_VALUES = st.one_of(
     st.text(max_size=12),
     st.sampled_from(["true", "false", "True", " FALSE ", "0", "1", "24", "100", "101", "-1", "1e2", "both", "zh",
-                     "en", "pre", "post", "layernorm", "rmsnorm", "ffn_norm", "attention", "nan", "٣"]),
+                     "en", "pre", "post", "layernorm", "rmsnorm", "ffn_norm", "attention", "nan", "٣", "triage",
+                     "v1.W10", "lesson", "v2.", "support"]),
     st.integers(-200, 200).map(str),
 )
 SOME_KEYS = st.one_of(st.sampled_from(sorted(BY_KEY)), st.text(max_size=8))
@@ -432,5 +439,7 @@ def test_check_query_never_raises_and_flags_exactly_the_invalid_pairs(query):
                 assert parsed in control.options
             elif control.kind == "keys":
                 assert set(parsed) <= set(control.options)
+            elif control.kind == "example":
+                assert isinstance(parsed, Scenario)
             else:
                 assert isinstance(parsed, bool)

@@ -2,6 +2,7 @@
 
 Each control's ``key`` is both its Streamlit widget key and its URL query parameter, so a shared
 link reproduces the view. :func:`check_query` explains any URL value the app had to ignore.
+The example sentence (``sc``) is not a widget: pages read it with ``widgets.active_example``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from blockstab.block import PLACEMENTS, RESIDUAL_SCALES
 from blockstab.init import INIT_SCHEMES
 from blockstab.lab import COMPARISONS, HEAD_COUNTS, MAX_LAB_DEPTH, MAX_SEED, TOKEN_COUNTS, WIDTHS
 from blockstab.papers import PAPERS
+from blockstab.scenario import LESSON, Scenario, decode, encode
 from blockstab.sublayers import NORM_KINDS
 
 STAGE_FOCUS = ("attention", "attention_residual", "attention_norm", "feed_forward", "ffn_residual", "ffn_norm")
@@ -21,7 +23,7 @@ MAX_EXPLORER_DEPTH = 100
 @dataclass(frozen=True)
 class Control:
     key: str
-    kind: str  # "toggle" | "choice" | "keys" | "int" | "steps" (an int from ``options``)
+    kind: str  # "toggle" | "choice" | "keys" | "int" | "steps" (an int from ``options``) | "example"
     default: object
     options: tuple = ()
     low: int = 0
@@ -37,6 +39,9 @@ class Control:
         if self.kind == "keys":
             keys = tuple(k for k in raw.split(",") if k)
             return keys if keys and all(k in self.options for k in keys) else None
+        if self.kind == "example":
+            example = decode(raw)
+            return example if isinstance(example, Scenario) else None
         try:
             value = int(raw)
         except ValueError:
@@ -51,6 +56,8 @@ class Control:
             return "true" if value else "false"
         if self.kind == "keys":
             return ",".join(value)
+        if self.kind == "example":
+            return encode(value)
         return str(value)
 
 
@@ -92,7 +99,10 @@ LAB_CONTROLS = (
     Control("lab_scale", "choice", "one", RESIDUAL_SCALES),
     Control("lab_gradients", "toggle", True),
 )
-BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS, *LAB_CONTROLS)}
+# ``sc`` is the example sentence every page computes on (blockstab.scenario: a preset's id or a
+# versioned payload); absent, the lesson's sentence.
+EXAMPLE = Control("sc", "example", LESSON)
+BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS, *LAB_CONTROLS, EXAMPLE)}
 
 
 def explorer_query(view: dict, **extra) -> dict[str, str]:
@@ -112,6 +122,7 @@ class ExplorerState:
     block: int = 1
     focus: str = "attention_residual"
     projector: bool = False
+    example: Scenario = LESSON  # the sentence the stack runs on
 
     @property
     def scenarios(self) -> tuple[str, ...]:

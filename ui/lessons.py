@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from blockstab.scenario import LESSON, Scenario
+
 from .controls import ExplorerState
 
 
@@ -20,8 +22,8 @@ class TourStep:
     figure: str  # "tokens" | "block" | "depth" | "readouts"
     view: dict = field(default_factory=dict)
 
-    def state(self, projector: bool = False) -> ExplorerState:
-        return ExplorerState(**self.view, projector=projector)
+    def state(self, projector: bool = False, example: Scenario = LESSON) -> ExplorerState:
+        return ExplorerState(**self.view, projector=projector, example=example)
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from blockstab.block import StackConfig, Trace
+from blockstab.block import StackConfig, Trace, run_stack
 from blockstab.geometry import layernorm_plane_coordinates, layernorm_points_2d, rmsnorm_circle
-from blockstab.lesson import ACTION_TOKEN, CONTEXT_TOKEN, COURSE_TABLE, lesson_trace, token_names
+from blockstab.lesson import COURSE_TABLE, lesson_params
 from blockstab.readouts import Readouts, readouts
+from blockstab.scenario import LESSON
 from blockstab.sublayers import NormParams, layer_norm, rms_norm
 
 from .controls import ExplorerState
+from .examples import axis_names, plotly_text, side_name, token_labels
 from .text import Text
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
@@ -41,8 +43,8 @@ class Exploration:
 def explore(state: ExplorerState) -> Exploration:
     cfg = StackConfig(depth=state.depth, residual=state.residual, norm=state.norm_used,
                       placement=state.placement)
-    trace = lesson_trace(cfg, state.scenarios)
-    return Exploration(trace, readouts(trace, ACTION_TOKEN))
+    trace = run_stack(state.example.embeddings(state.scenarios), lesson_params(), cfg)
+    return Exploration(trace, readouts(trace, state.example.action))
 
 
 def _style(state: ExplorerState) -> dict:
@@ -62,11 +64,12 @@ def _layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Fig
     return fig
 
 
-def _plane_axes(fig: go.Figure, t: Text, points: np.ndarray, **where) -> None:
+def _plane_axes(fig: go.Figure, t: Text, points: np.ndarray, example=LESSON, **where) -> None:
     finite = points[np.all(np.isfinite(points), axis=-1)]
     reach = max(1.6, float(np.abs(finite).max()) * 1.3) if finite.size else 2.0
-    fig.update_xaxes(title_text=t("axis.symptom_cause"), range=[-reach, reach], zeroline=True, **where)
-    fig.update_yaxes(title_text=t("axis.recovery_state"), range=[-reach, reach], zeroline=True,
+    across, up = (plotly_text(name) for name in axis_names(example, t))
+    fig.update_xaxes(title_text=across, range=[-reach, reach], zeroline=True, **where)
+    fig.update_yaxes(title_text=up, range=[-reach, reach], zeroline=True,
                      scaleanchor="x" if not where else None, **where)
 
 
@@ -78,7 +81,7 @@ def stage_segments(state: ExplorerState, trace: Trace, row: int) -> list[tuple[s
     """
     block = state.shown_block - 1
     cfg = trace.config
-    vec = {name: trace.values[block, i, row, ACTION_TOKEN] for i, name in enumerate(cfg.stages)}
+    vec = {name: trace.values[block, i, row, state.example.action] for i, name in enumerate(cfg.stages)}
     kept = {"post": {"attention": "input", "feed_forward": "attention_norm"},
             "pre": {"attention": "input", "feed_forward": "attention_residual"}}[cfg.placement]
     origin = np.zeros(2)
@@ -111,14 +114,14 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
         colour = SCENARIO_COLOURS[scenario]
         for stage, start, end in stage_segments(state, result.trace, row):
             focused = stage == state.focus
-            label = f"{t('scenario.' + scenario)} · {t('stage.' + stage)}"
+            label = f"{plotly_text(side_name(state.example, scenario, t))} · {t('stage.' + stage)}"
             fig.add_trace(go.Scatter(
                 x=[start[0], end[0]], y=[start[1], end[1]], mode="lines+markers",
                 name=label, legendgroup=scenario, showlegend=focused,
                 line={"color": colour, "width": s["line"] * (1.6 if focused else 0.6),
                       "dash": "solid" if focused else "dot"},
                 marker={"size": [0, s["marker"] if focused else s["marker"] / 2], "color": colour},
-                hovertemplate=f"{label}<br>[%{{x:.3f}}, %{{y:.3f}}]<extra></extra>",
+                meta=label, hovertemplate="%{meta}<br>[%{x:.3f}, %{y:.3f}]<extra></extra>",
             ))
             if focused or stage == "attention_residual":
                 fig.add_annotation(x=end[0], y=end[1], text=f"[{end[0]:.3f}, {end[1]:.3f}]", showarrow=False,
@@ -127,7 +130,7 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
             ends += [start, end]
     title = t("fig.block.title", block=state.shown_block, stage=t("stage." + state.focus))
     _layout(fig, state, t, title)
-    _plane_axes(fig, t, np.array(ends))
+    _plane_axes(fig, t, np.array(ends), state.example)
     return fig
 
 
@@ -137,11 +140,13 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     s = _style(state)
     stream = result.trace.stream  # (depth + 1, batch, tokens, 2)
     depth = stream.shape[0] - 1
+    action = state.example.action
     fig = go.Figure()
     for row, scenario in enumerate(state.scenarios):
-        path = stream[:, row, ACTION_TOKEN]
+        path = stream[:, row, action]
+        side = plotly_text(side_name(state.example, scenario, t))
         fig.add_trace(go.Scatter(
-            x=path[:, 0], y=path[:, 1], mode="lines+markers", name=t("legend.path", scenario=t("scenario." + scenario)),
+            x=path[:, 0], y=path[:, 1], mode="lines+markers", name=t("legend.path", scenario=side),
             line={"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2},
             marker={"size": s["marker"] * 0.6, "color": np.arange(depth + 1), "colorscale": "Viridis",
                     "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block")}, "x": 1.02}},
@@ -153,14 +158,14 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     def current(d: int) -> list[go.Scatter]:
         traces = []
         for row, scenario in enumerate(state.scenarios):
-            names = token_names(scenario)
-            others = [i for i in range(stream.shape[2]) if i != ACTION_TOKEN]
+            names = token_labels(state.example, scenario, t)
+            others = [i for i in range(stream.shape[2]) if i != action]
             pts = stream[d, row, others]
             traces.append(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers",
-                                     hovertext=[t("token." + names[i]) for i in others], hoverinfo="text",
+                                     hovertext=[plotly_text(names[i]) for i in others], hoverinfo="text",
                                      marker={"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.55},
                                      name=t("legend.other_tokens"), showlegend=False))
-            a = stream[d, row, ACTION_TOKEN]
+            a = stream[d, row, action]
             traces.append(go.Scatter(x=[a[0]], y=[a[1]], mode="markers", name=t("legend.now"),
                                      marker={"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 1.8,
                                              "line": {"color": "black", "width": 2}}, showlegend=False))
@@ -188,7 +193,7 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     )
     _layout(fig, state, t, t("fig.depth.title", depth=depth))
     fig.update_layout(showlegend=False, margin={"b": 120})
-    _plane_axes(fig, t, stream[:, :, :, :].reshape(-1, 2))
+    _plane_axes(fig, t, stream[:, :, :, :].reshape(-1, 2), state.example)
     return fig
 
 
@@ -202,7 +207,7 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
     floor = np.finfo(float).tiny
     for row, scenario in enumerate(state.scenarios):
         line = {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 1.5}
-        name = t("scenario." + scenario)
+        name = plotly_text(side_name(state.example, scenario, t))
         fig.add_trace(go.Scatter(x=blocks, y=r.action_norm[:, row], name=name, line=line, legendgroup=scenario),
                       row=1, col=1)
         fig.add_trace(go.Scatter(x=blocks, y=r.action_cosine_to_input[:, row], name=name, line=line,
@@ -259,8 +264,11 @@ def verdict(state: ExplorerState, result: Exploration, t: Text) -> str:
 
 
 def course_table_matches(result: Exploration, state: ExplorerState) -> bool:
-    """Does block 1's attention residual sum equal the course's table (to 3 decimals)?"""
-    values = result.trace.stage("attention_residual")[0, :, ACTION_TOKEN]
+    """Is this the lesson's sentence, and does block 1's attention residual sum equal the course's
+    table (to 3 decimals)? Other examples make no claim about the course."""
+    if state.example != LESSON:
+        return False
+    values = result.trace.stage("attention_residual")[0, :, LESSON.action]
     return all(np.round(values[row], 3).tolist() == list(COURSE_TABLE[s]) for row, s in enumerate(state.scenarios))
 
 
@@ -271,9 +279,10 @@ def stage_rows(state: ExplorerState, result: Exploration, t: Text) -> list[dict]
     for i, stage in enumerate(result.trace.stages):
         row = {t("table.stage"): t("stage." + stage)}
         for b, scenario in enumerate(state.scenarios):
-            v = result.trace.values[block, i, b, ACTION_TOKEN]
-            row[t("scenario." + scenario)] = f"[{v[0]:.3f}, {v[1]:.3f}]"
-            row[t("table.length") + " · " + t("scenario." + scenario)] = f"{np.hypot(*v):.3f}"
+            v = result.trace.values[block, i, b, state.example.action]
+            name = side_name(state.example, scenario, t)
+            row[name] = f"[{v[0]:.3f}, {v[1]:.3f}]"
+            row[t("table.length") + " · " + name] = f"{np.hypot(*v):.3f}"
         rows.append(row)
     return rows
 
@@ -282,11 +291,12 @@ def stage_csv(state: ExplorerState, result: Exploration) -> str:
     """Every stage of every block for the action token, full precision, language-neutral columns."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["scenario", "block", "stage", "symptom_cause", "recovery_state"])
+    axes = state.example.axes if state.example.preset else ("axis_1", "axis_2")  # typed names stay out
+    writer.writerow(["scenario", "block", "stage", *axes])
     for b, scenario in enumerate(state.scenarios):
         for block in range(result.trace.values.shape[0]):
             for i, stage in enumerate(result.trace.stages):
-                v = result.trace.values[block, i, b, ACTION_TOKEN]
+                v = result.trace.values[block, i, b, state.example.action]
                 writer.writerow([scenario, block + 1, stage, repr(float(v[0])), repr(float(v[1]))])
     return out.getvalue()
 
@@ -333,35 +343,40 @@ def tokens_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figu
     """The sentence before any block: every token's embedding as an arrow from the origin."""
     s = _style(state)
     x = result.trace.stream[0]  # (batch, tokens, 2)
+    example = state.example
     fig = go.Figure()
     for row, scenario in enumerate(state.scenarios):
-        for i, name in enumerate(token_names(scenario)):
-            shared = i != CONTEXT_TOKEN
+        for i, name in enumerate(token_labels(example, scenario, t)):
+            shared = i != example.context_slot
             if shared and row > 0:
                 continue
-            colour = "#000000" if i == ACTION_TOKEN else (OTHER_TOKENS if shared else SCENARIO_COLOURS[scenario])
+            colour = "#000000" if i == example.action else (OTHER_TOKENS if shared else SCENARIO_COLOURS[scenario])
             v = x[row, i]
-            fig.add_trace(go.Scatter(x=[0, v[0]], y=[0, v[1]], mode="lines+markers+text", name=t("token." + name),
-                                     text=["", t("token." + name)], textposition="top center",
-                                     line={"color": colour, "width": s["line"] * (1.4 if i == ACTION_TOKEN else 0.8)},
+            name = plotly_text(name)
+            fig.add_trace(go.Scatter(x=[0, v[0]], y=[0, v[1]], mode="lines+markers+text", name=name,
+                                     text=["", name], textposition="top center",
+                                     line={"color": colour, "width": s["line"] * (1.4 if i == example.action else 0.8)},
                                      marker={"size": [0, s["marker"]], "color": colour},
                                      textfont={"color": colour, "size": s["font"]}, showlegend=False,
-                                     hovertemplate=f"{t('token.' + name)}: [%{{x:.3f}}, %{{y:.3f}}]<extra></extra>"))
+                                     meta=name, hovertemplate="%{meta}: [%{x:.3f}, %{y:.3f}]<extra></extra>"))
     _layout(fig, state, t, t("fig.tokens.title"))
-    _plane_axes(fig, t, x.reshape(-1, 2))
+    _plane_axes(fig, t, x.reshape(-1, 2), example)
     return fig
 
 
 def course_case_rows(result: Exploration, state: ExplorerState, t: Text) -> list[dict]:
     """The course's worked case: the action token after block 1's attention residual, computed,
-    beside the published figure and the reading of each scenario."""
-    values = result.trace.stage("attention_residual")[0, :, ACTION_TOKEN]
-    return [{
-        t("case.col.scenario"): t("scenario." + scenario),
-        t("case.col.computed"): f"[{values[row][0]:.3f}, {values[row][1]:.3f}]",
-        t("case.col.course"): f"[{COURSE_TABLE[scenario][0]:.3f}, {COURSE_TABLE[scenario][1]:.3f}]",
-        t("case.col.reading"): t("case.reading." + scenario),
-    } for row, scenario in enumerate(state.scenarios)]
+    beside the published figure and the reading of each scenario (those two only for the lesson)."""
+    values = result.trace.stage("attention_residual")[0, :, state.example.action]
+    rows = []
+    for row, scenario in enumerate(state.scenarios):
+        cells = {t("case.col.scenario"): side_name(state.example, scenario, t),
+                 t("case.col.computed"): f"[{values[row][0]:.3f}, {values[row][1]:.3f}]"}
+        if state.example == LESSON:
+            cells[t("case.col.course")] = f"[{COURSE_TABLE[scenario][0]:.3f}, {COURSE_TABLE[scenario][1]:.3f}]"
+            cells[t("case.col.reading")] = t("case.reading." + scenario)
+        rows.append(cells)
+    return rows
 
 
 THREE_STAGES = ("attention", "attention_residual", "attention_norm")
@@ -373,8 +388,8 @@ def three_stage_rows(result: Exploration, state: ExplorerState, t: Text) -> list
     for stage in THREE_STAGES:
         row = {t("case.col.stage"): t("case.stage." + stage)}
         for b, scenario in enumerate(state.scenarios):
-            v = result.trace.stage(stage)[0, b, ACTION_TOKEN]
-            row[t("scenario." + scenario)] = f"[{v[0]:.3f}, {v[1]:.3f}]"
+            v = result.trace.stage(stage)[0, b, state.example.action]
+            row[side_name(state.example, scenario, t)] = f"[{v[0]:.3f}, {v[1]:.3f}]"
         row[t("case.col.question")] = t("case.question." + stage)
         row[t("case.col.without")] = t("case.without." + stage)
         rows.append(row)

@@ -1,5 +1,5 @@
-"""The only Streamlit glue outside the pages: language, projector mode, URL checks, and the
-generic rendering of the control table."""
+"""The only Streamlit glue outside the pages: language, the active example, projector mode, URL
+checks, and the generic rendering of the control table."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ from functools import partial
 
 import streamlit as st
 
+from blockstab.scenario import LESSON, Scenario, decode, encode
+
 from .controls import APP_CONTROLS, BY_KEY, CONTROLS, LAB_CONTROLS, Control, ExplorerState, explorer_query
+from .examples import literal, problems_text, side_option
 from .text import LANGUAGES, Text, language_for_locale
 from .views import FIGURES, explore
 
@@ -46,6 +49,28 @@ def language() -> str:
     return lang
 
 
+def active_example() -> Scenario:
+    """The URL's ``sc`` if usable (a bad one falls back to the lesson; the router said why), else
+    this session's example (the sidebar's page links drop the query string), else the lesson."""
+    raw = st.query_params.get("sc")
+    if raw is None:
+        example = st.session_state.get("example", LESSON)
+    else:
+        decoded = decode(raw)
+        example = decoded if isinstance(decoded, Scenario) else LESSON
+    use_example(example)
+    return example
+
+
+def use_example(example: Scenario) -> None:
+    """Make ``example`` this session's and put it in the URL (the lesson leaves the URL clean)."""
+    st.session_state["example"] = example
+    if example == LESSON:
+        st.query_params.pop("sc", None)
+    else:
+        st.query_params["sc"] = encode(example)
+
+
 def _set_language() -> None:
     st.query_params["lang"] = st.session_state["lang_choice"]
 
@@ -63,13 +88,16 @@ def app_chrome(t: Text) -> bool:
 
 
 def warn_about_url(t: Text, problems: list[tuple[str, str]]) -> None:
-    """Say which URL parameters were ignored (the widgets would drop them silently)."""
+    """Say which URL parameters were ignored (the widgets would drop them silently); the link's
+    text is quoted as code, never read as Markdown."""
     for key, value in problems:
-        shown = value if len(value) <= 40 else value[:40] + "…"
-        st.warning(t("url.ignored", key=key[:40], value=shown), icon=":material/link_off:")
+        if key == "sc":
+            st.warning(t("url.bad_example") + "\n\n" + problems_text(decode(value), t), icon=":material/link_off:")
+        else:
+            st.warning(t("url.ignored", setting=literal(f"{key}={value}", limit=60)), icon=":material/link_off:")
 
 
-def render_control(control: Control, t: Text, compact: bool = False):
+def render_control(control: Control, t: Text, compact: bool = False, example: Scenario = LESSON):
     """One widget from its table row, bound to the URL under its key (``compact``: one line high)."""
     label = t("control." + control.key)
     common = {"key": control.key, "bind": "query-params", "help": None if compact else t("help." + control.key)}
@@ -83,10 +111,16 @@ def render_control(control: Control, t: Text, compact: bool = False):
             st.session_state[control.key] = _url_value(control)
         if control.kind == "steps":
             value = st.select_slider(label, control.options, key=control.key, help=common["help"])
+            _write_to_url(control, value)
+            return value
+        widget = st.selectbox if compact else partial(st.radio, horizontal=True)
+        if control.key == "scenario":  # the sentences are named by the active example
+            def names(option):
+                return side_option(example, option, t)
         else:
-            widget = st.selectbox if compact else partial(st.radio, horizontal=True)
-            value = widget(label, control.options, key=control.key, help=common["help"],
-                           format_func=lambda option: t(f"option.{control.key}.{option}"))
+            def names(option):
+                return t(f"option.{control.key}.{option}")
+        value = widget(label, control.options, key=control.key, help=common["help"], format_func=names)
         _write_to_url(control, value)
         return value
     return st.slider(label, control.low, control.high, value=control.default, **common)
@@ -110,6 +144,7 @@ def explorer_controls(t: Text, projector: bool) -> ExplorerState:
     """Render the Explorer's controls (in projector mode the primary ones in a row above the
     figures, the rest in the sidebar) and return the resulting state. Controls left out of a
     teacher's ``show=`` list are not drawn and keep the link's value."""
+    example = active_example()
     shown = _url_value(BY_KEY["show"]) or tuple(c.key for c in CONTROLS)
     visible = [c for c in CONTROLS if c.key in shown]
     values = {c.key: _url_value(c) for c in CONTROLS if c.key not in shown}
@@ -117,22 +152,29 @@ def explorer_controls(t: Text, projector: bool) -> ExplorerState:
     columns = st.columns([2.6 if c.kind == "choice" else 3.3 for c in in_row]) if in_row else []
     for control, column in zip(in_row, columns, strict=True):
         with column:
-            values[control.key] = render_control(control, t, compact=True)
+            values[control.key] = render_control(control, t, compact=True, example=example)
     sidebar = [c for c in visible if c not in in_row]
     if sidebar:
         with st.sidebar:
             st.subheader(t("explorer.controls"))
             for control in sidebar:
-                values[control.key] = render_control(control, t)
-    return ExplorerState(**{c.key: values[c.key] for c in CONTROLS}, projector=projector)
+                values[control.key] = render_control(control, t, example=example)
+    return ExplorerState(**{c.key: values[c.key] for c in CONTROLS}, projector=projector, example=example)
 
 
 def open_in_explorer(view: dict) -> None:
-    """Switch to the Explorer showing ``view`` (every other control back to its default)."""
+    """Switch to the Explorer showing ``view`` (every other control back to its default) on this
+    session's example."""
     for control in CONTROLS:
         st.session_state[control.key] = view.get(control.key, control.default)
-    query = explorer_query(view, lang=st.query_params.get("lang"))
+    query = explorer_query(view, lang=st.query_params.get("lang"), sc=example_in_link())
     st.switch_page("pages/explorer.py", query_params=query)
+
+
+def example_in_link() -> Scenario | None:
+    """This session's example for a link (``None``: the lesson, left out of the link)."""
+    example = st.session_state.get("example", LESSON)
+    return None if example == LESSON else example
 
 
 def lab_controls(t: Text) -> dict:

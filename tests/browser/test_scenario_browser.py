@@ -1,0 +1,109 @@
+"""The scenario editor in a real Chromium: a bad cell is refused, fixed, and the chart follows; a
+tampered link shows its fallback notice; a label with markup is drawn as text.
+
+Cells of st.data_editor live on a canvas: the test clicks the first row's first cell, moves with
+the arrow keys, types (typing opens the cell editor) and presses Enter.
+"""
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from test_browser import (
+    ALL_DRAWN,
+    EXCEPTION,
+    IDLE,
+    WARNINGS,
+    assert_healthy,
+    chart,
+    open_app,
+    runs,
+    says,
+    shot,
+    wait_for_chart_change,
+    wait_for_rerun,
+)
+
+from ui.text import Text
+
+pytestmark = pytest.mark.browser
+ERRORS = "[data-testid=stAlertContentError] [data-testid=stMarkdownContainer]"
+SUCCESS = "[data-testid=stAlertContentSuccess] [data-testid=stMarkdownContainer]"
+ROW = 35  # st.data_editor's row height (px), header included
+OVERLAY = "#portal textarea"  # the open cell editor
+
+
+def type_into_cell(page, row: int, column: int, text: str) -> None:
+    """Select (row, column) of the editor (1-based data row; column 0 = token), open the cell's
+    editor (Enter), replace its text and commit (Enter); wait for the rerun. A grid that has not
+    taken the keyboard yet is clicked again (bounded)."""
+    grid = page.locator("[data-testid=stDataFrame] canvas").first
+    grid.scroll_into_view_if_needed()
+    page.wait_for_selector(f"#glide-cell-1-{row - 1}", state="attached")
+    box = grid.bounding_box()
+    for attempt in range(3):
+        page.mouse.click(box["x"] + 140, box["y"] + ROW * 1.5)  # row 1, the token column
+        for _ in range(column):
+            page.keyboard.press("ArrowRight")
+        for _ in range(row - 1):
+            page.keyboard.press("ArrowDown")
+        page.keyboard.press("Enter")
+        try:
+            page.wait_for_selector(OVERLAY, state="visible", timeout=3000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+    page.wait_for_function("() => document.activeElement?.matches('#portal textarea')")
+    page.locator(OVERLAY).fill(text)
+    n = runs(page)
+    page.keyboard.press("Enter")
+    wait_for_rerun(page, n)
+
+
+def test_a_bad_cell_is_refused_then_fixed_and_the_chart_follows(page, app_url):
+    t = Text("en")
+    open_app(page, app_url + "/scenario?lang=en")
+    assert_healthy(page)
+    before = chart(page, 0)  # the sentence's tokens
+    type_into_cell(page, 4, 1, "abc")  # row 4 ("confirmed"), x
+    page.wait_for_selector(ERRORS, state="attached")
+    error = page.inner_text(ERRORS)
+    assert says(error.splitlines()[0], "en", "editor.refused"), error
+    assert "Row 4, x (across): abc is not a number" in error
+    assert chart(page, 0) == before  # the last valid example stays in the preview
+    shot(page, "editor-bad-cell-en")
+    type_into_cell(page, 4, 1, "0.5")
+    page.wait_for_selector(SUCCESS, state="attached")
+    after = wait_for_chart_change(page, 0, before)
+    assert page.query_selector(ERRORS) is None
+    assert [0.5, 1.3301] in [[d["x"][1], d["y"][1]] for d in after]  # the context arrow moved
+    assert "sc=v1." in page.url
+    assert page.inner_text(SUCCESS).strip() == t("editor.in_use")
+    assert_healthy(page)
+    shot(page, "editor-fixed-en")
+
+
+def test_a_tampered_example_link_shows_the_fallback_notice(page, app_url):
+    open_app(page, app_url + "/?lang=zh&depth=5&sc=v1.W1siYSIsImIiXSxbWyJ3Iiwx")
+    assert page.query_selector(EXCEPTION) is None
+    warnings = [w.inner_text() for w in page.query_selector_all(WARNINGS)]
+    assert len(warnings) == 1 and says(warnings[0].splitlines()[0], "zh", "url.bad_example"), warnings
+    assert page.locator(".js-plotly-plot").count() == 3
+    assert "sc=" not in page.url and "depth=5" in page.url
+    assert_healthy(page)
+    shot(page, "tampered-example-link-zh")
+
+
+def test_a_label_with_markup_is_drawn_as_text(page, app_url):
+    open_app(page, app_url + "/scenario?lang=en")
+    type_into_cell(page, 1, 0, "<b>x</b> & [y](http://a)")
+    page.wait_for_selector(SUCCESS, state="attached")
+    page.wait_for_function(ALL_DRAWN)
+    page.wait_for_selector(IDLE, state="attached")
+    texts = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .textpoint text')]"
+                          ".map(e => e.textContent)")
+    assert "<b>x</b> & [y](http://a)" in texts
+    assert page.query_selector(".js-plotly-plot .textpoint b, .js-plotly-plot .textpoint a") is None
+    caption = page.inner_text("[data-testid=stCaptionContainer]")
+    assert caption  # the page still renders
+    assert_healthy(page)

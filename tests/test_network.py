@@ -1,0 +1,169 @@
+"""The app's safety settings, and no outbound network call at run time.
+
+The server is started as the browser tests start it, with a socket guard (tests/netguard) that
+records and refuses every non-loopback connection and every lookup of a name other than
+localhost. Pages are then run through a loopback WebSocket session, good and hostile links alike.
+"""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from blockstab.scenario import PRESETS, encode
+from ui.examples import localized
+from ui.text import Text
+
+ROOT = Path(__file__).resolve().parents[1]
+GUARD = ROOT / "tests" / "netguard"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from protocol_client import ProtocolSession  # noqa: E402
+
+
+def guarded_env(log: Path) -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(GUARD), str(ROOT)]), "BLOCKSTAB_NET_LOG": str(log)}
+
+
+def records(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+# --- configuration --------------------------------------------------------------------------------
+
+
+def test_the_config_keeps_the_safety_settings():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    server, browser = config.get("server", {}), config.get("browser", {})
+    assert server.get("enableXsrfProtection", True) is True  # on unless someone turns it off
+    assert server.get("enableCORS", True) is True
+    assert browser.get("gatherUsageStats") is False
+    # Both set: Streamlit then never asks a public service for this machine's external IP.
+    assert server.get("address") == "localhost" and browser.get("serverAddress") == "localhost"
+    assert config.get("client", {}).get("showErrorDetails") == "none"
+
+
+def test_no_page_renders_user_content_as_html():
+    sources = [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]
+    for path in sources:
+        text = path.read_text(encoding="utf-8")
+        assert "unsafe_allow_html" not in text, path
+        if "st.html(" in text:
+            assert path.name == "widgets.py" and text.count("st.html(") == 1 and "st.html(PROJECTOR_CSS)" in text
+
+
+# --- the guard can fail -----------------------------------------------------------------------------
+
+
+def test_the_guard_records_a_connection_to_the_outside(tmp_path):
+    log = tmp_path / "net.log"
+    script = ("import socket\n"
+              "try:\n    socket.create_connection(('192.0.2.1', 80), timeout=0.2)\nexcept OSError:\n    pass\n"
+              "try:\n    socket.getaddrinfo('example.invalid', 443)\nexcept OSError:\n    pass\n"
+              "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+              "socket.create_connection(s.getsockname(), timeout=1).close()\n")
+    subprocess.run([sys.executable, "-c", script], env=guarded_env(log), check=True, timeout=30)
+    seen = records(log)
+    assert seen[0]["kind"] == "armed"
+    outside = [r for r in seen if r["kind"] != "armed"]
+    assert [r["kind"] for r in outside] == ["connect", "getaddrinfo"]
+    assert "192.0.2.1" in outside[0]["destination"] and "example.invalid" in outside[1]["destination"]
+
+
+# --- the real server ------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+TAMPERED = encode(localized(PRESETS["triage"], Text("en")))[:-9] + "%%"
+QUERIES = [("", "lang=en"), ("", "lang=zh&sc=triage&depth=5"), ("", f"lang=en&sc={TAMPERED}&residual=banana"),
+           ("", "lang=en&sc=" + "x" * 7000), ("scenario", "lang=en"), ("scenario", "lang=zh&sc=support"),
+           ("walk", "lang=en&sc=support&step=6"), ("case", "lang=en&sc=triage"), ("teach", "lang=en")]
+
+
+async def _visit(port: int) -> list[int]:
+    exceptions = []
+    for page, query in QUERIES:
+        session = ProtocolSession(port, query, page_name=page)
+        await session.connect(timeout=60)
+        exceptions.append(session.exceptions)
+        assert session.bytes_received > 5_000, (page, query)  # the page really ran
+        await session.close()
+    return exceptions
+
+
+def test_the_server_makes_no_outbound_connection(tmp_path):
+    log = tmp_path / "net.log"
+    port = _free_port()
+    server_log = tmp_path / "server.log"
+    with open(server_log, "wb") as out:
+        server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                                   "--server.headless", "true"], cwd=ROOT, env=guarded_env(log),
+                                  stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while not _healthy(f"http://localhost:{port}/_stcore/health"):
+            assert server.poll() is None and time.monotonic() < deadline, server_log.read_text(errors="replace")
+            time.sleep(0.2)
+        for path in ("/", "/scenario?lang=zh", "/?sc=" + TAMPERED):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+                assert response.status == 200
+        assert asyncio.run(_visit(port)) == [0] * len(QUERIES)  # every page ran, no exception shown
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    seen = records(log)
+    assert any(r["kind"] == "armed" and r["pid"] == server.pid for r in seen), "the guard was not in the server"
+    assert [r for r in seen if r["kind"] != "armed"] == []
+    assert "Traceback" not in server_log.read_text(errors="replace")
+
+
+@pytest.mark.parametrize("flag", ["--server.address=0.0.0.0"])
+def test_serving_the_lan_still_asks_no_public_service(tmp_path, flag):
+    """The README's classroom recipe binds every interface; browser.serverAddress stays set."""
+    log = tmp_path / "net.log"
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), flag],
+                              cwd=ROOT, env=guarded_env(log), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while not _healthy(f"http://127.0.0.1:{port}/_stcore/health"):
+            assert server.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        asyncio.run(_visit_one(port))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert [r for r in records(log) if r["kind"] != "armed"] == []
+
+
+async def _visit_one(port: int) -> None:
+    session = ProtocolSession(port, "lang=en&sc=triage")
+    await session.connect(timeout=60)
+    assert session.exceptions == 0
+    await session.close()
