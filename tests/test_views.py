@@ -358,6 +358,8 @@ def _example(control) -> str:
         return ",".join(control.options[:2])
     if control.kind == "example":
         return "triage"
+    if control.kind == "steps":
+        return str(control.options[-1])
     raise AssertionError(f"a new kind of control, {control.kind!r}: add it to _example and _oracle")
 
 
@@ -407,9 +409,10 @@ def _oracle(key: str, raw: str) -> bool:
     if control.kind == "example":  # these strategies' strings are far shorter than any v1 payload
         return raw in ("lesson", "triage", "support")
     try:
-        return control.low <= int(raw) <= control.high
+        number = int(raw)
     except ValueError:
         return False
+    return number in control.options if control.kind == "steps" else control.low <= number <= control.high
 
 
 SOME_VALUES = st.one_of(
@@ -441,5 +444,7 @@ def test_check_query_never_raises_and_flags_exactly_the_invalid_pairs(query):
                 assert set(parsed) <= set(control.options)
             elif control.kind == "example":
                 assert isinstance(parsed, Scenario)
+            elif control.kind == "steps":
+                assert parsed in control.options
             else:
                 assert isinstance(parsed, bool)
