@@ -467,3 +467,11 @@ def test_depth_figure_ships_as_strict_json_with_its_template(state):
         drawn = np.array([now["x"][0], now["y"][0]], dtype=float)
         np.testing.assert_array_equal(drawn, np.where(np.isfinite(stream[d, 0, ACTION_TOKEN]),
                                                       stream[d, 0, ACTION_TOKEN], np.nan))
+
+
+def test_markdown_table_keeps_every_cell_and_escapes_pipes():
+    from ui.views import markdown_table
+
+    rows = [{"a|b": "[1.026, 1.978]", "c": "x\\y"}, {"a|b": "p|q", "c": "two\nlines"}]
+    assert markdown_table(rows).splitlines() == [
+        "| a\\|b | c |", "|---|---|", "| [1.026, 1.978] | x\\\\y |", "| p\\|q | two lines |"]

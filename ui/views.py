@@ -297,6 +297,19 @@ def stage_rows(state: ExplorerState, result: Exploration, t: Text) -> list[dict]
     return rows
 
 
+def markdown_table(rows: list[dict]) -> str:
+    """Rows (column -> text) as a Markdown table. ``st.markdown`` draws it with the page's own
+    fonts (so projector mode scales it) and without the 1.7 MB of data-grid JavaScript that
+    ``st.dataframe`` makes a cold page load (docs/benchmarks.md)."""
+    def cell(value) -> str:
+        return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+    columns = list(rows[0]) if rows else []
+    lines = ["| " + " | ".join(cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(row[c]) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
 def stage_csv(state: ExplorerState, result: Exploration) -> str:
     """Every stage of every block for the action token, full precision, language-neutral columns."""
     out = io.StringIO()
