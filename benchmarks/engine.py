@@ -11,17 +11,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from blockstab.block import StackConfig, run_stack  # noqa: E402
-from blockstab.gradients import stack_backward  # noqa: E402
-from blockstab.init import random_stack, random_tokens  # noqa: E402
-from blockstab.lab import LabSetup, depth_curves  # noqa: E402
-from blockstab.lesson import ACTION_TOKEN, lesson_trace  # noqa: E402
-from blockstab.readouts import readouts  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def timed(fn, repeats: int) -> tuple[float, float]:
+    """(min, median) wall time in ms over ``repeats`` calls after one warm-up call; rerun_cost.py
+    uses it too, so the engine is imported only in main()."""
     fn()
     times = []
     for _ in range(repeats):
@@ -32,6 +27,14 @@ def timed(fn, repeats: int) -> tuple[float, float]:
 
 
 def main() -> None:
+    sys.path.insert(0, str(ROOT))
+    from blockstab.block import StackConfig, run_stack
+    from blockstab.gradients import stack_backward
+    from blockstab.init import random_stack, random_tokens
+    from blockstab.lab import LabSetup, depth_curves
+    from blockstab.lesson import ACTION_TOKEN, lesson_trace
+    from blockstab.readouts import readouts
+
     cases = []
     for depth in (1, 10, 100, 1000):
         cfg = StackConfig(depth=depth)

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import local_server
+from local_server import CHROMIUM, CHROMIUM_ARGS  # noqa: F401 - the scripts use them as h.CHROMIUM...
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = Path(__file__).resolve().parent
@@ -23,10 +24,6 @@ BASELINE_APP = str(BENCHMARKS / "baseline_app.py")
 # The checkout whose app is measured (``--app-root``): by default this one. Point it at a snapshot
 # (``git archive <commit> | tar -x -C DIR``) to measure a fixed commit while the tree changes.
 APP_ROOT = ROOT
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-HEALTH_TIMEOUT = 60.0
 IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
 EXCEPTION = "[data-testid=stException]"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -206,48 +203,15 @@ HEADER = f"{'':<44}{'n':>6}{'min':>9}{'median':>9}{'p95':>9}{'max':>9}   (ms)"
 # --- servers ------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.read().strip() == b"ok"
-    except OSError:
-        return False
-
-
 @contextlib.contextmanager
 def streamlit_server(script: str, log_path: Path, extra: tuple[str, ...] = ()):
     """``streamlit run <script>`` from APP_ROOT (its .streamlit/config.toml applies) on a free
-    localhost port; yields (url, Popen)."""
-    port = free_port()
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
-             "--server.address", "localhost", "--server.headless", "true", *extra],
-            cwd=APP_ROOT, stdout=log, stderr=subprocess.STDOUT,
-        )
-    base = f"http://localhost:{port}"
-    deadline = time.monotonic() + HEALTH_TIMEOUT
+    localhost port; yields (url, Popen). The server start is the browser tests' (local_server.py)."""
     try:
-        while not healthy(base + "/_stcore/health"):
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{script}: server did not become healthy; log:\n"
-                                   f"{log_path.read_text(errors='replace')[-3000:]}")
-            time.sleep(0.2)
-        yield base, server
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        with local_server.streamlit_server(script, log_path, APP_ROOT, extra) as running:
+            yield running
+    except local_server.ServerFailed as error:
+        raise RuntimeError(str(error)) from None
 
 
 def use_app_root(path: Path | None) -> Path:

@@ -25,6 +25,7 @@ from types import SimpleNamespace
 
 import plotly.io
 import plotly.tools
+from engine import timed as engine_timed
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE_APP = Path(__file__).resolve().parent / "baseline_app.py"
@@ -48,14 +49,8 @@ def load_app(root: Path) -> None:
 
 
 def timed(fn, repeats: int) -> float:
-    """Median wall time in ms after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    """Median wall time in ms after one warm-up call (engine.py's timer)."""
+    return engine_timed(fn, repeats)[1]
 
 
 def as_streamlit_does(fig) -> str:

@@ -6,6 +6,7 @@ from ui.examples import sentence_caption
 from ui.text import Text
 from ui.views import (
     course_table_matches,
+    markdown_table,
     stage_csv,
     stage_rows,
     verdict,
@@ -44,6 +45,6 @@ with right:
 st.plotly_chart(figure_cached("readouts", state, t.lang), key="readouts_figure", config=PLOT_CONFIG)
 
 st.subheader(t("explorer.numbers", block=state.shown_block))
-st.dataframe(stage_rows(state, result, t), hide_index=True)
+st.markdown(markdown_table(stage_rows(state, result, t)))
 st.download_button(t("download.csv"), stage_csv(state, result), file_name="blockstab-action-token.csv",
                    mime="text/csv", key="download_csv")

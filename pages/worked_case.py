@@ -5,7 +5,7 @@ import streamlit as st
 from blockstab.scenario import LESSON
 from ui.controls import ExplorerState
 from ui.text import Text
-from ui.views import block_figure, course_case_rows, three_stage_rows
+from ui.views import block_figure, course_case_rows, markdown_table, three_stage_rows
 from ui.widgets import active_example, explore_cached, language, open_in_explorer
 
 t = Text(language())
@@ -20,12 +20,12 @@ if state.example != LESSON:
 left, right = st.columns([3, 2])
 with left:
     st.subheader(t("case.table_title"))
-    st.dataframe(course_case_rows(result, state, t), hide_index=True)
+    st.markdown(markdown_table(course_case_rows(result, state, t)))
     st.markdown(t("case.reading"))
 with right:
     st.plotly_chart(block_figure(state, result, t), key="case_figure")
     if st.button(t("tour.open_in_explorer"), key="case_open", icon=":material/open_in_new:"):
         open_in_explorer({"depth": 1, "focus": "attention_norm"})
 st.subheader(t("case.stages_title"))
-st.dataframe(three_stage_rows(result, state, t), hide_index=True)
+st.markdown(markdown_table(three_stage_rows(result, state, t)))
 st.markdown(t("case.conclusion"))

@@ -19,7 +19,7 @@ from blockstab.block import STAGES
 from blockstab.lesson import COURSE_TABLE
 from ui.controls import BY_KEY, CONTROLS, ExplorerState, check_query
 from ui.text import LANGUAGES, Text, catalog
-from ui.views import block_figure, depth_figure, explore, readouts_figure, verdict
+from ui.views import block_figure, depth_figure, explore, readouts_figure, stage_rows, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -86,6 +86,19 @@ def same_data(spec: dict, fig) -> bool:
     return True
 
 
+def tables(at: AppTest) -> list[list[dict]]:
+    """Every Markdown table on the page (ui.views.markdown_table) as rows of column -> cell text."""
+    found = []
+    for element in at.markdown:
+        lines = element.value.splitlines()
+        if len(lines) < 2 or not lines[0].startswith("| ") or not set(lines[1]) <= {"|", "-"}:
+            continue
+        split = lambda line: [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]  # noqa: E731
+        columns = split(lines[0])
+        found.append([dict(zip(columns, split(line), strict=True)) for line in lines[2:]])
+    return found
+
+
 def says(text: str, lang: str, key: str) -> bool:
     parts = []
     for literal, field, _, _ in string.Formatter().parse(catalog(lang)[key]):
@@ -142,7 +155,8 @@ def test_default_page_runs(lang):
     ends = {tuple(np.round(xy(tr)[-1], 3)) for tr in block["data"] if tr.get("legendgroup")}
     assert set(COURSE_TABLE.values()) <= ends
     assert [s.value for s in at.success] == [t("explorer.course_match")]
-    assert len(at.dataframe) == 1 and len(at.get("download_button")) == 1
+    assert len(tables(at)) == 1 and len(at.get("download_button")) == 1
+    assert tables(at)[0] == stage_rows(state, explore(state), t)  # the numbers table, as text
     labels = {w.label for w in (*at.toggle, *at.radio, *at.slider)}
     assert {t("control." + c.key) for c in CONTROLS} <= labels
 
@@ -191,7 +205,7 @@ def _specific(at: AppTest, key: str, t: Text, lang: str) -> None:
         assert [p.proto.label for p in at.get("page_link")] == [t("explorer.why_link")]
         assert any(tr.get("name") == t("legend.ln_target") for tr in block["data"])
     elif key == "placement":
-        column = at.dataframe[0].value[t("table.stage")].tolist()
+        column = [row[t("table.stage")] for row in tables(at)[0]]
         assert column == [t("stage." + s) for s in STAGES["pre"]]
     elif key == "depth":
         assert says(info, lang, "verdict.stable_two") and "5" in info

@@ -220,16 +220,19 @@ def test_depth_figure_has_a_frame_and_a_step_per_block(lang, state):
     assert len(steps) == depth + 1
     assert [list(s.args[0]) for s in steps] == [[f.name] for f in fig.frames]
     assert fig.layout.sliders[0].active == depth
+    others = [i for i in range(stream.shape[2]) if i != ACTION_TOKEN]
     for d, frame in enumerate(fig.frames):
         assert frame.name == str(d)
-        now = [tr for tr in frame.data if tr.name == t("legend.now")]
-        assert len(now) == len(state.scenarios)
-        for row, marker in enumerate(now):
-            np.testing.assert_array_equal(points(marker), stream[d, row, ACTION_TOKEN][None, :])
-        # The frame's traces replace exactly the figure's moving traces, by index.
-        assert len(frame.traces) == len(frame.data)
+        # A frame carries only positions; ``frame.traces`` names the figure traces they move, which
+        # keep the names and style: per scenario the other tokens, then the "now" marker.
+        assert len(frame.traces) == len(frame.data) == 2 * len(state.scenarios)
+        moved = {fig.data[index].name: [] for index in frame.traces}
         for index, tr in zip(frame.traces, frame.data, strict=True):
-            assert fig.data[index].name == tr.name
+            moved[fig.data[index].name].append(points(tr))
+        assert set(moved) == {t("legend.now"), t("legend.other_tokens")}
+        for row in range(len(state.scenarios)):  # every block's real values, exactly
+            np.testing.assert_array_equal(moved[t("legend.now")][row], stream[d, row, ACTION_TOKEN][None, :])
+            np.testing.assert_array_equal(moved[t("legend.other_tokens")][row], stream[d, row, others])
     # The figure itself starts at the last block, and each path is the full stream.
     last = [tr for tr in fig.data if tr.name == t("legend.now")]
     for row, marker in enumerate(last):
@@ -448,3 +451,41 @@ def test_check_query_never_raises_and_flags_exactly_the_invalid_pairs(query):
                 assert parsed in control.options
             else:
                 assert isinstance(parsed, bool)
+
+
+@pytest.mark.parametrize("state", [ExplorerState(depth=100), ExplorerState(norm=False, depth=100)],
+                         ids=["depth100", "overflowing"])
+def test_depth_figure_ships_as_strict_json_with_its_template(state):
+    """The depth figure skips Plotly's validation, so check what st.plotly_chart will send: strict JSON
+    (no NaN / Infinity, even when the stack overflows), the full plotly_white template (not its name),
+    and a frame of real values for every block."""
+    import json
+
+    import plotly.io
+    import plotly.tools
+
+    result = explore(state)
+    fig = depth_figure(state, result, Text("en"))
+    spec = plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True),
+                             validate=False)
+
+    def strict(constant):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    shipped = json.loads(spec, parse_constant=strict)
+    assert shipped["layout"]["template"]["layout"]["plot_bgcolor"] == "white"
+    assert [f["name"] for f in shipped["frames"]] == [str(d) for d in range(state.depth + 1)]
+    stream = result.trace.stream
+    for d, frame in enumerate(shipped["frames"]):
+        now = frame["data"][1]
+        drawn = np.array([now["x"][0], now["y"][0]], dtype=float)
+        np.testing.assert_array_equal(drawn, np.where(np.isfinite(stream[d, 0, ACTION_TOKEN]),
+                                                      stream[d, 0, ACTION_TOKEN], np.nan))
+
+
+def test_markdown_table_keeps_every_cell_and_escapes_pipes():
+    from ui.views import markdown_table
+
+    rows = [{"a|b": "[1.026, 1.978]", "c": "x\\y"}, {"a|b": "p|q", "c": "two\nlines"}]
+    assert markdown_table(rows).splitlines() == [
+        "| a\\|b | c |", "|---|---|", "| [1.026, 1.978] | x\\\\y |", "| p\\|q | two lines |"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from blockstab.block import StackConfig, Trace, run_stack
@@ -30,6 +31,7 @@ OTHER_TOKENS = "#999999"
 TARGET = "#009E73"
 COLLAPSE_LIMIT = 1e-3
 RANGE_LIMIT = 10.0
+PLOTLY_WHITE = pio.templates["plotly_white"].to_plotly_json()
 
 
 @dataclass(frozen=True)
@@ -57,10 +59,11 @@ def _layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Fig
     s = _style(state)
     fig.update_layout(
         title={"text": title, "font": {"size": s["font"] + 2}},
-        font={"size": s["font"]}, height=s["height"], template="plotly_white",
+        font={"size": s["font"]}, height=s["height"],
         margin={"l": 60, "r": 20, "t": 50, "b": 80},
         legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0},
     )
+    fig.layout.template = PLOTLY_WHITE  # the template itself: an unvalidated figure would keep a name
     return fig
 
 
@@ -136,65 +139,80 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
 
 def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
     """Across depth: the action token's path; a slider and play button move through the blocks in
-    the browser (Plotly frames), with the other tokens shown faintly at the chosen block."""
+    the browser (Plotly frames), with the other tokens shown faintly at the chosen block.
+
+    Built from plain dicts and wrapped without Plotly's per-property validation: validating
+    ``depth + 1`` frames of traces cost 64 ms at depth 24 and 213 ms at depth 100
+    (docs/benchmarks.md). Each frame carries only the moving traces' positions; their names and
+    style stay on the figure's traces (``frame.traces`` says which), and Plotly.animate keeps them.
+    """
     s = _style(state)
     stream = result.trace.stream  # (depth + 1, batch, tokens, 2)
     depth = stream.shape[0] - 1
     action = state.example.action
-    fig = go.Figure()
+    others = [i for i in range(stream.shape[2]) if i != action]
+    blocks = np.arange(depth + 1)
+    data = []
     for row, scenario in enumerate(state.scenarios):
         path = stream[:, row, action]
-        side = plotly_text(side_name(state.example, scenario, t))
-        fig.add_trace(go.Scatter(
-            x=path[:, 0], y=path[:, 1], mode="lines+markers", name=t("legend.path", scenario=side),
-            line={"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2},
-            marker={"size": s["marker"] * 0.6, "color": np.arange(depth + 1), "colorscale": "Viridis",
-                    "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block")}, "x": 1.02}},
-            customdata=np.arange(depth + 1),
-            hovertemplate=t("hover.block") + " %{customdata}: [%{x:.3f}, %{y:.3f}]<extra></extra>",
-        ))
-    moving = [len(state.scenarios) + i for i in range(2 * len(state.scenarios))]
-
-    def current(d: int) -> list[go.Scatter]:
-        traces = []
-        for row, scenario in enumerate(state.scenarios):
-            names = token_labels(state.example, scenario, t)
-            others = [i for i in range(stream.shape[2]) if i != action]
-            pts = stream[d, row, others]
-            traces.append(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers",
-                                     hovertext=[plotly_text(names[i]) for i in others], hoverinfo="text",
-                                     marker={"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.55},
-                                     name=t("legend.other_tokens"), showlegend=False))
-            a = stream[d, row, action]
-            traces.append(go.Scatter(x=[a[0]], y=[a[1]], mode="markers", name=t("legend.now"),
-                                     marker={"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 1.8,
-                                             "line": {"color": "black", "width": 2}}, showlegend=False))
-        return traces
-
-    start = depth
-    for tr in current(start):
-        fig.add_trace(tr)
-    fig.frames = [go.Frame(data=current(d), traces=moving, name=str(d)) for d in range(depth + 1)]
-    fig.update_layout(
-        sliders=[{
-            "active": start, "currentvalue": {"prefix": t("legend.block") + ": "}, "y": -0.18, "x": 0.12,
+        data.append({
+            "type": "scatter", "x": path[:, 0], "y": path[:, 1], "mode": "lines+markers",
+            "name": t("legend.path", scenario=plotly_text(side_name(state.example, scenario, t))),
+            "line": {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2},
+            "marker": {"size": s["marker"] * 0.6, "color": blocks, "colorscale": "Viridis",
+                       "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block")}, "x": 1.02}},
+            "customdata": blocks,
+            "hovertemplate": t("hover.block") + " %{customdata}: [%{x:.3f}, %{y:.3f}]<extra></extra>",
+        })
+    moving = list(range(len(data), len(data) + 2 * len(state.scenarios)))
+    # The moving traces at the last block, with their style: the figure opens there.
+    for scenario in state.scenarios:
+        names = token_labels(state.example, scenario, t)
+        data.append({"type": "scatter", "mode": "markers", "hoverinfo": "text",
+                     "hovertext": [plotly_text(names[i]) for i in others],
+                     "marker": {"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.55},
+                     "name": t("legend.other_tokens"), "showlegend": False})
+        data.append({"type": "scatter", "mode": "markers", "name": t("legend.now"), "showlegend": False,
+                     "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 1.8,
+                                "line": {"color": "black", "width": 2}}})
+    for index, trace in zip(moving, _moving_positions(stream, d=depth, action=action, others=others), strict=True):
+        data[index].update(trace)
+    frames = [{"name": str(d), "traces": moving, "data": _moving_positions(stream, d, action, others)}
+              for d in range(depth + 1)]
+    layout = {
+        "sliders": [{
+            "active": depth, "currentvalue": {"prefix": t("legend.block") + ": "}, "y": -0.18, "x": 0.12,
             "len": 0.88,
             "pad": {"t": 30}, "font": {"size": s["font"] - 2},
             "steps": [{"label": str(d), "method": "animate",
                        "args": [[str(d)], {"mode": "immediate", "frame": {"duration": 0, "redraw": False},
                                            "transition": {"duration": 0}}]} for d in range(depth + 1)],
         }],
-        updatemenus=[{
+        "updatemenus": [{
             "type": "buttons", "x": 0, "y": -0.2, "xanchor": "left", "yanchor": "top", "direction": "left",
             "buttons": [{"label": "▶", "method": "animate",
                          "args": [None, {"frame": {"duration": 120, "redraw": False}, "fromcurrent": True,
                                          "transition": {"duration": 0}}]}],
         }],
-    )
+    }
+    fig = go.Figure({"data": data, "layout": layout, "frames": frames}, skip_invalid=False, _validate=False)
     _layout(fig, state, t, t("fig.depth.title", depth=depth))
     fig.update_layout(showlegend=False, margin={"b": 120})
-    _plane_axes(fig, t, stream[:, :, :, :].reshape(-1, 2), state.example)
+    _plane_axes(fig, t, stream.reshape(-1, 2), state.example)
     return fig
+
+
+def _moving_positions(stream: np.ndarray, d: int, action: int, others: list[int]) -> list[dict]:
+    """Block ``d``'s positions of the moving traces: per scenario, the other tokens, then the
+    action token (index ``action``). Plain float lists: Plotly converts each NumPy array through narwhals, which
+    cost more than the rest of the frame; JSON keeps every float exactly (shortest repr)."""
+    traces = []
+    for row in range(stream.shape[1]):
+        pts = stream[d, row, others]
+        a = stream[d, row, action]
+        traces.append({"type": "scatter", "x": pts[:, 0].tolist(), "y": pts[:, 1].tolist()})
+        traces.append({"type": "scatter", "x": [float(a[0])], "y": [float(a[1])]})
+    return traces
 
 
 def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
@@ -285,6 +303,19 @@ def stage_rows(state: ExplorerState, result: Exploration, t: Text) -> list[dict]
             row[t("table.length") + " · " + name] = f"{np.hypot(*v):.3f}"
         rows.append(row)
     return rows
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """Rows (column -> text) as a Markdown table. ``st.markdown`` draws it with the page's own
+    fonts (so projector mode scales it) and without the 1.7 MB of data-grid JavaScript that
+    ``st.dataframe`` makes a cold page load (docs/benchmarks.md)."""
+    def cell(value) -> str:
+        return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+    columns = list(rows[0]) if rows else []
+    lines = ["| " + " | ".join(cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(row[c]) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def stage_csv(state: ExplorerState, result: Exploration) -> str:

@@ -3,21 +3,16 @@
 import contextlib
 import os
 import re
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-HEALTH_TIMEOUT = 60.0
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the server start is shared with the browser benchmarks
+
+from local_server import CHROMIUM, CHROMIUM_ARGS, ServerFailed, streamlit_server  # noqa: E402
 
 # Records every value the app's script-state attribute takes (old and new, so a short rerun that
 # starts and ends between two observer callbacks is still seen), from the first byte of each page.
@@ -31,20 +26,6 @@ new MutationObserver(records => {
 }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
                       attributeFilter: ['data-test-script-state']});
 """
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.read().strip() == b"ok"
-    except OSError:
-        return False
 
 
 SERVER_LOG: list[Path] = []  # the running server's log, shown under every failed browser test
@@ -62,32 +43,13 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
     """Start ``streamlit run app.py`` on a free port, wait for /_stcore/health, stop it afterwards."""
-    port = _free_port()
     log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
     SERVER_LOG.append(log_path)
-    with open(log_path, "wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.headless", "true"],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-        )
-    base = f"http://localhost:{port}"
-    deadline = time.monotonic() + HEALTH_TIMEOUT
     try:
-        while not _healthy(base + "/_stcore/health"):
-            if server.poll() is not None or time.monotonic() > deadline:
-                reason = f"exited with {server.returncode}" if server.poll() is not None else "timed out"
-                pytest.fail(f"Streamlit server {reason} before /_stcore/health said ok; log:\n"
-                            f"{log_path.read_text(errors='replace')}", pytrace=False)
-            time.sleep(0.2)
-        yield base
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        with streamlit_server("app.py", log_path, ROOT) as (base, _server):
+            yield base
+    except ServerFailed as error:  # raised only while starting, before the yield
+        pytest.fail(str(error), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,70 @@
+"""A Streamlit server on a free localhost port and the Chromium that drives it: shared by the
+browser tests (``tests/browser/conftest.py``) and the browser benchmarks (``harness.py``).
+
+Standard library only. The server is waited for on ``/_stcore/health`` (bounded) and always
+stopped; Chromium is Debian's ``/usr/bin/chromium``, never a download.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+HEALTH_TIMEOUT = 60.0
+
+
+class ServerFailed(RuntimeError):
+    """The server exited, or did not answer its health check in time; the message has its log."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def streamlit_server(script: str, log_path: Path, cwd: Path, extra: tuple[str, ...] = ()):
+    """``streamlit run <script>`` from ``cwd`` (its .streamlit/config.toml applies), headless, on a
+    free localhost port; yields ``(url, Popen)`` once healthy and stops the server afterwards."""
+    port = free_port()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
+             "--server.address", "localhost", "--server.headless", "true", *extra],
+            cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+        )
+    base = f"http://localhost:{port}"
+    deadline = time.monotonic() + HEALTH_TIMEOUT
+    try:
+        while not healthy(base + "/_stcore/health"):
+            if server.poll() is not None or time.monotonic() > deadline:
+                reason = f"exited with {server.returncode}" if server.poll() is not None else "timed out"
+                raise ServerFailed(f"{script}: the Streamlit server {reason} before /_stcore/health said ok; "
+                                   f"log:\n{log_path.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.2)
+        yield base, server
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
