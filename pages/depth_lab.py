@@ -7,7 +7,7 @@ from blockstab.papers import PAPERS
 from ui.controls import ExplorerState
 from ui.lab_views import chart_notes, curves_figure, finding_rows, lab_setup, run_reading, summary_rows
 from ui.text import Text
-from ui.views import geometry_2d_figure, geometry_3d_figure
+from ui.views import geometry_2d_figure, geometry_3d_figure, markdown_table
 from ui.widgets import computed_with_progress, lab_controls, language
 
 t = Text(language())
@@ -37,7 +37,7 @@ if shown == "stack":
         st.caption(note)
     st.markdown("\n".join(f"- {run_reading(variant, run, t)}" for variant, run in curves.items()))
     st.caption(t("lab.readouts_note"))
-    st.table(summary_rows(curves, t))
+    st.markdown(markdown_table(summary_rows(curves, t)))
 else:
     st.subheader(t(f"paper.{shown}.title"))
     st.markdown(t(f"paper.{shown}.setup"))
@@ -47,7 +47,7 @@ else:
         st.success(t("lab.all_pass"), icon=":material/check_circle:")
     else:
         st.error(t("lab.some_fail"), icon=":material/cancel:")
-    st.table(finding_rows(paper, t))
+    st.markdown(markdown_table(finding_rows(paper, t)))
     st.info(t(f"paper.{shown}.reading"), icon=":material/menu_book:")
     if paper.curves:
         st.plotly_chart(curves_figure(paper.curves, t, projector), key="paper_curves")

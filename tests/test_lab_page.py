@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from paper_runs import SLOW_PAPERS, paper_run
 from streamlit.testing.v1 import AppTest
-from test_pages import charts, says
+from test_pages import charts, says, tables
 
 from blockstab import papers
 from blockstab.lab import COMPARISONS, MAX_LAB_DEPTH, LabSetup, check_budget, compared_setups, depth_curves
@@ -55,7 +55,7 @@ def shown_values(at: AppTest) -> dict:
 
 
 def table_rows(at: AppTest, index: int = 0) -> list[dict]:
-    return at.table[index].value.to_dict("records")
+    return tables(at)[index]
 
 
 def assert_chart_is(spec: dict, fig) -> None:

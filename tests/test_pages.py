@@ -93,7 +93,7 @@ def tables(at: AppTest) -> list[list[dict]]:
         lines = element.value.splitlines()
         if len(lines) < 2 or not lines[0].startswith("| ") or not set(lines[1]) <= {"|", "-"}:
             continue
-        split = lambda line: [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]  # noqa: E731
+        split = lambda line: [re.sub(r"\\(.)", r"\1", c.strip()) for c in re.split(r"(?<!\\)\|", line)[1:-1]]  # noqa: E731
         columns = split(lines[0])
         found.append([dict(zip(columns, split(line), strict=True)) for line in lines[2:]])
     return found

@@ -483,9 +483,11 @@ def test_depth_figure_ships_as_strict_json_with_its_template(state):
                                                       stream[d, 0, ACTION_TOKEN], np.nan))
 
 
-def test_markdown_table_keeps_every_cell_and_escapes_pipes():
+def test_markdown_table_keeps_every_cell_and_escapes_markdown():
     from ui.views import markdown_table
 
-    rows = [{"a|b": "[1.026, 1.978]", "c": "x\\y"}, {"a|b": "p|q", "c": "two\nlines"}]
+    rows = [{"a|b": "[1.026, 1.978]", "c": "x\\y"}, {"a|b": "p|q", "c": "![img](http://x)"}]
+    # Every ASCII punctuation mark is escaped: Markdown shows the cell as typed, never a link or image.
     assert markdown_table(rows).splitlines() == [
-        "| a\\|b | c |", "|---|---|", "| [1.026, 1.978] | x\\\\y |", "| p\\|q | two lines |"]
+        "| a\\|b | c |", "|---|---|", "| \\[1\\.026\\, 1\\.978\\] | x\\\\y |",
+        "| p\\|q | \\!\\[img\\]\\(http\\:\\/\\/x\\) |"]

@@ -22,7 +22,7 @@ from blockstab.scenario import LESSON
 from blockstab.sublayers import NormParams, layer_norm, rms_norm
 
 from .controls import ExplorerState
-from .examples import axis_names, plotly_text, side_name, token_labels
+from .examples import axis_names, markdown_text, plotly_text, side_name, token_labels
 from .text import Text
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
@@ -308,9 +308,10 @@ def stage_rows(state: ExplorerState, result: Exploration, t: Text) -> list[dict]
 def markdown_table(rows: list[dict]) -> str:
     """Rows (column -> text) as a Markdown table. ``st.markdown`` draws it with the page's own
     fonts (so projector mode scales it) and without the 1.7 MB of data-grid JavaScript that
-    ``st.dataframe`` makes a cold page load (docs/benchmarks.md)."""
+    ``st.dataframe`` makes a cold page load (docs/benchmarks.md). Every cell is escaped
+    (:func:`~ui.examples.markdown_text`): a typed label shows as typed, never as a link or image."""
     def cell(value) -> str:
-        return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+        return markdown_text(str(value))
 
     columns = list(rows[0]) if rows else []
     lines = ["| " + " | ".join(cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.browser
 COMPUTING = 300_000  # ms: a default stack or a paper preset on a loaded 2-core machine
 PANEL_TITLES = "(i) => [...document.querySelectorAll('.js-plotly-plot')[i].layout.annotations].map(a => a.text)"
 SUBPLOTS = "(i) => Object.keys(document.querySelectorAll('.js-plotly-plot')[i]._fullLayout._plots).sort()"
-TABLE = "[data-testid=stTable]"
+TABLE = "[data-testid=stMarkdownContainer] table"
 SUCCESS = "[data-testid=stAlertContentSuccess] [data-testid=stMarkdownContainer]"
 PROGRESS = "[data-testid=stProgress]"
 
