@@ -433,3 +433,17 @@ def test_a_shared_step_link_opens_on_that_step_and_show_me_configures_the_explor
     assert "residual=false" in page.url and "lang=zh" in page.url
     assert says(verdict_text(page), "zh", "verdict.collapse")
     assert_healthy(page)
+
+
+# --- offline ------------------------------------------------------------------------------------
+
+
+def test_the_browser_fetches_nothing_but_the_app(page, app_url):
+    """Every request a page makes goes to the app's own server: no font service, no favicon CDN,
+    so the app works on a classroom network without internet (the server side: test_network.py)."""
+    elsewhere = []
+    page.on("request", lambda r: None if r.url.startswith((app_url, "data:", "blob:")) else elsewhere.append(r.url))
+    for path in ("/?lang=en", "/walk?lang=zh", "/case", "/practice", "/geometry", "/scenario", "/teach",
+                 "/lab?lab_show=geometry"):
+        open_app(page, app_url + path, charts=False)
+    assert elsewhere == []
