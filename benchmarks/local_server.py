@@ -40,16 +40,17 @@ def healthy(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def streamlit_server(script: str, log_path: Path, cwd: Path, extra: tuple[str, ...] = ()):
+def streamlit_server(script: str, log_path: Path, cwd: Path, extra: tuple[str, ...] = (), env: dict | None = None):
     """``streamlit run <script>`` from ``cwd`` (its .streamlit/config.toml applies), headless, on a
-    free localhost port; yields ``(url, Popen)`` once healthy and stops the server afterwards."""
+    free localhost port (``extra`` flags come last, so they may override), with ``env`` if given;
+    yields ``(url, Popen)`` once healthy and stops the server afterwards."""
     port = free_port()
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
         server = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
              "--server.address", "localhost", "--server.headless", "true", *extra],
-            cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+            cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
     base = f"http://localhost:{port}"
     deadline = time.monotonic() + HEALTH_TIMEOUT

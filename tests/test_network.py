@@ -10,12 +10,9 @@ import json
 import os
 import subprocess
 import sys
-import time
 import tomllib
 import urllib.request
 from pathlib import Path
-
-import pytest
 
 from blockstab.scenario import PRESETS, encode
 from ui.examples import localized
@@ -25,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GUARD = ROOT / "tests" / "netguard"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from local_server import streamlit_server  # noqa: E402
 from protocol_client import ProtocolSession  # noqa: E402
 
 
@@ -80,26 +78,11 @@ def test_the_guard_records_a_connection_to_the_outside(tmp_path):
 # --- the real server ------------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.read().strip() == b"ok"
-    except OSError:
-        return False
-
-
 TAMPERED = encode(localized(PRESETS["triage"], Text("en")))[:-9] + "%%"
 QUERIES = [("", "lang=en"), ("", "lang=zh&sc=triage&depth=5"), ("", f"lang=en&sc={TAMPERED}&residual=banana"),
            ("", "lang=en&sc=" + "x" * 7000), ("scenario", "lang=en"), ("scenario", "lang=zh&sc=support"),
-           ("walk", "lang=en&sc=support&step=6"), ("case", "lang=en&sc=triage"), ("teach", "lang=en")]
+           ("walk", "lang=en&sc=support&step=6"), ("case", "lang=en&sc=triage"), ("teach", "lang=en"),
+           ("lab", "lang=en&lab_show=geometry"), ("lab", "lang=zh&lab_depth=4&lab_width=7")]
 
 
 async def _visit(port: int) -> list[int]:
@@ -114,51 +97,25 @@ async def _visit(port: int) -> list[int]:
 
 
 def test_the_server_makes_no_outbound_connection(tmp_path):
-    log = tmp_path / "net.log"
-    port = _free_port()
-    server_log = tmp_path / "server.log"
-    with open(server_log, "wb") as out:
-        server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                                   "--server.headless", "true"], cwd=ROOT, env=guarded_env(log),
-                                  stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while not _healthy(f"http://localhost:{port}/_stcore/health"):
-            assert server.poll() is None and time.monotonic() < deadline, server_log.read_text(errors="replace")
-            time.sleep(0.2)
+    log, server_log = tmp_path / "net.log", tmp_path / "server.log"
+    with streamlit_server("app.py", server_log, ROOT, env=guarded_env(log)) as (url, server):
+        port = int(url.rsplit(":", 1)[1])
         for path in ("/", "/scenario?lang=zh", "/?sc=" + TAMPERED):
             with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
                 assert response.status == 200
         assert asyncio.run(_visit(port)) == [0] * len(QUERIES)  # every page ran, no exception shown
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
     seen = records(log)
     assert any(r["kind"] == "armed" and r["pid"] == server.pid for r in seen), "the guard was not in the server"
     assert [r for r in seen if r["kind"] != "armed"] == []
     assert "Traceback" not in server_log.read_text(errors="replace")
 
 
-@pytest.mark.parametrize("flag", ["--server.address=0.0.0.0"])
-def test_serving_the_lan_still_asks_no_public_service(tmp_path, flag):
+def test_serving_the_lan_still_asks_no_public_service(tmp_path):
     """The README's classroom recipe binds every interface; browser.serverAddress stays set."""
     log = tmp_path / "net.log"
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), flag],
-                              cwd=ROOT, env=guarded_env(log), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while not _healthy(f"http://127.0.0.1:{port}/_stcore/health"):
-            assert server.poll() is None and time.monotonic() < deadline
-            time.sleep(0.2)
-        asyncio.run(_visit_one(port))
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with streamlit_server("app.py", tmp_path / "server.log", ROOT, extra=("--server.address=0.0.0.0",),
+                          env=guarded_env(log)) as (url, _):
+        asyncio.run(_visit_one(int(url.rsplit(":", 1)[1])))
     assert [r for r in records(log) if r["kind"] != "armed"] == []
 
 

@@ -10,6 +10,7 @@ from functools import partial
 
 import numpy as np
 import streamlit as st
+from PIL import Image
 
 from blockstab.scenario import LESSON, Scenario, decode, encode
 
@@ -29,13 +30,13 @@ def figure_cached(name: str, state: ExplorerState, lang: str):
     """The view ``name`` of ``state`` in language ``lang``, built once."""
     return FIGURES[name](state, explore_cached(state), Text(lang))
 
-def _stacked_blocks_icon(size: int = 32) -> np.ndarray:
+def _stacked_blocks_icon(size: int = 32) -> Image.Image:
     """The app's favicon, drawn here so nothing is fetched: three stacked blocks (Okabe-Ito)."""
     icon = np.full((size, size, 3), 255, dtype=np.uint8)
     for row, colour in enumerate(((0, 114, 178), (0, 158, 115), (213, 94, 0))):
         top = 3 + row * 9
         icon[top:top + 8, 3:size - 3] = colour
-    return icon
+    return Image.fromarray(icon)
 
 
 APP_ICON = _stacked_blocks_icon()

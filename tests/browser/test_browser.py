@@ -446,4 +446,5 @@ def test_the_browser_fetches_nothing_but_the_app(page, app_url):
     for path in ("/?lang=en", "/walk?lang=zh", "/case", "/practice", "/geometry", "/scenario", "/teach",
                  "/lab?lab_show=geometry"):
         open_app(page, app_url + path, charts=False)
+        assert_healthy(page)
     assert elsewhere == []
