@@ -6,6 +6,7 @@ localhost. Pages are then run through a loopback WebSocket session, good and hos
 """
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -103,7 +104,7 @@ def test_the_server_makes_no_outbound_connection(tmp_path):
         for path in ("/", "/scenario?lang=zh", "/?sc=" + TAMPERED):
             with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
                 assert response.status == 200
-        assert asyncio.run(_visit(port)) == [0] * len(QUERIES)  # every page ran, no exception shown
+        assert _in_own_loop(_visit(port)) == [0] * len(QUERIES)  # every page ran, no exception shown
     seen = records(log)
     assert any(r["kind"] == "armed" and r["pid"] == server.pid for r in seen), "the guard was not in the server"
     assert [r for r in seen if r["kind"] != "armed"] == []
@@ -115,8 +116,15 @@ def test_serving_the_lan_still_asks_no_public_service(tmp_path):
     log = tmp_path / "net.log"
     with streamlit_server("app.py", tmp_path / "server.log", ROOT, extra=("--server.address=0.0.0.0",),
                           env=guarded_env(log)) as (url, _):
-        asyncio.run(_visit_one(int(url.rsplit(":", 1)[1])))
+        _in_own_loop(_visit_one(int(url.rsplit(":", 1)[1])))
     assert [r for r in records(log) if r["kind"] != "armed"] == []
+
+
+def _in_own_loop(coroutine):
+    """Run ``coroutine`` on a fresh event loop in its own thread: the browser tests' Playwright
+    keeps an event loop running in this thread when the whole suite runs."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 async def _visit_one(port: int) -> None:

@@ -141,3 +141,6 @@ def test_changing_a_control_stops_a_long_run(page, app_url):
     page.get_by_text(t("option.lab_show.stack"), exact=True).click()
     page.wait_for_selector(PROGRESS)  # computing again from the start: the stopped run left nothing behind
     assert_healthy(page)
+    n = runs(page)  # stop it again, so no run is left computing on the shared server after the test
+    page.get_by_text(t("option.lab_show.geometry"), exact=True).click()
+    wait_for_rerun(page, n)
