@@ -10,6 +10,7 @@ import re
 import string
 
 import numpy as np
+import plotly.io as pio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,10 +21,12 @@ from blockstab.scenario import Scenario
 from ui.controls import APP_CONTROLS, BY_KEY, CONTROLS, STAGE_FOCUS, ExplorerState, check_query
 from ui.text import LANGUAGES, Text, catalog
 from ui.views import (
+    FIGURES,
     block_figure,
     course_table_matches,
     depth_figure,
     explore,
+    figure_state,
     geometry_2d_figure,
     geometry_3d_figure,
     readouts_figure,
@@ -491,3 +494,33 @@ def test_markdown_table_keeps_every_cell_and_escapes_markdown():
     assert markdown_table(rows).splitlines() == [
         "| a\\|b | c |", "|---|---|", "| \\[1\\.026\\, 1\\.978\\] | x\\\\y |",
         "| p\\|q | \\!\\[img\\]\\(http\\:\\/\\/x\\) |"]
+
+
+# --- what each view reads (the figure cache's key) -------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(depth=st.integers(1, 30), block=st.integers(1, 30), focus=st.sampled_from(STAGE_FOCUS),
+       residual=st.booleans(), norm=st.booleans(), placement=st.sampled_from(["post", "pre"]),
+       scenario=st.sampled_from(["both", "confirmed", "not_confirmed"]))
+def test_each_view_is_the_same_figure_for_its_reduced_state(depth, block, focus, residual, norm, placement,
+                                                            scenario):
+    """The figure cache keys a view on figure_state(): that must never change what is drawn."""
+    t = Text("en")
+    state = ExplorerState(depth=depth, block=block, focus=focus, residual=residual, norm=norm,
+                          placement=placement, scenario=scenario)
+    for name, view in FIGURES.items():
+        reduced = figure_state(name, state)
+        assert pio.to_json(view(reduced, explore(reduced), t)) == pio.to_json(view(state, explore(state), t)), name
+
+
+def test_a_depth_change_keeps_the_block_view_and_a_block_change_the_others():
+    at_24, at_30 = ExplorerState(depth=24), ExplorerState(depth=30)
+    assert figure_state("block", at_24) == figure_state("block", at_30)
+    assert figure_state("depth", at_24) != figure_state("depth", at_30)
+    block_3 = ExplorerState(block=3, focus="ffn_norm")
+    assert figure_state("depth", block_3) == figure_state("depth", ExplorerState())
+    assert figure_state("readouts", block_3) == figure_state("readouts", ExplorerState())
+    assert figure_state("block", block_3) != figure_state("block", ExplorerState())
+    with pytest.raises(ValueError):
+        figure_state("nope", ExplorerState())

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -429,3 +429,17 @@ def three_stage_rows(result: Exploration, state: ExplorerState, t: Text) -> list
 
 
 FIGURES = {"tokens": tokens_figure, "block": block_figure, "depth": depth_figure, "readouts": readouts_figure}
+
+
+def figure_state(name: str, state: ExplorerState) -> ExplorerState:
+    """``state`` reduced to what view ``name`` reads, so that states showing the same figure share
+    one cache entry: the block view reads no block after the one it opens (a block's stages do not
+    depend on later blocks), the depth and readouts views read neither the block nor the stage in
+    focus, and the tokens view only the sentence."""
+    if name == "block":
+        return replace(state, depth=state.shown_block, block=state.shown_block)
+    if name in ("depth", "readouts"):
+        return replace(state, block=1, focus=ExplorerState.focus)
+    if name == "tokens":
+        return replace(state, depth=1, block=1, focus=ExplorerState.focus)
+    raise ValueError(f"{name!r} is not one of {tuple(FIGURES)}")

@@ -17,7 +17,7 @@ from blockstab.scenario import LESSON, Scenario, decode, encode
 from .controls import APP_CONTROLS, BY_KEY, CONTROLS, LAB_CONTROLS, Control, ExplorerState, explorer_query
 from .examples import literal, problems_text, side_option
 from .text import LANGUAGES, Text, language_for_locale
-from .views import FIGURES, explore
+from .views import FIGURES, explore, figure_state
 
 # Bounded caches shared by every page and session. Engine results are read-only arrays; figures
 # are only read by st.plotly_chart. Building a figure (Plotly's validation) costs far more than
@@ -25,9 +25,14 @@ from .views import FIGURES, explore
 explore_cached = st.cache_resource(max_entries=256, show_spinner=False)(explore)
 
 
-@st.cache_resource(max_entries=96, show_spinner=False)
 def figure_cached(name: str, state: ExplorerState, lang: str):
-    """The view ``name`` of ``state`` in language ``lang``, built once."""
+    """The view ``name`` of ``state`` in language ``lang``, built once for all the states that show
+    the same figure (a depth change keeps the block view; a block or stage change, the others)."""
+    return _built_figure(name, figure_state(name, state), lang)
+
+
+@st.cache_resource(max_entries=96, show_spinner=False)
+def _built_figure(name: str, state: ExplorerState, lang: str):
     return FIGURES[name](state, explore_cached(state), Text(lang))
 
 def _stacked_blocks_icon(size: int = 32) -> Image.Image:
