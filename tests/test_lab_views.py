@@ -34,6 +34,7 @@ from ui.lab_views import (
     curves_figure,
     finding_rows,
     lab_setup,
+    run_reading,
     summary_rows,
     variant_label,
 )
@@ -297,3 +298,23 @@ def test_compared_variants_are_labelled(compare, lang):
 def test_paper_variants_are_labelled(paper, lang):
     run, _ = paper_run(paper)
     assert_labelled(run.curves, lang)
+
+
+@LANGS
+@pytest.mark.parametrize("residual,cosine,tokens", [
+    ([1.0, 0.5, 1e-4, 1e-9], [0.0, 0.5, 1.0, 1.0], ("lab.reading.collapsed", {"block": 2})),
+    ([1.0, 0.5, 0.1, 0.06], [0.0, 0.5, 0.9, 0.995], ("lab.reading.aligning", {"cosine": "0.995", "residual": "0.06"})),
+    ([1.0, 0.9, 0.8, 0.414], [0.0, 0.3, 0.5, 0.694], ("lab.reading.distinct", {"residual": "0.414"})),
+])
+@pytest.mark.parametrize("size,change", [
+    ([1.0, 10.0, 100.0, 444.0], ("lab.reading.grew", {"factor": "444"})),
+    ([1.0, 0.1, 1e-20, 1e-43], ("lab.reading.shrank", {"factor": "1e+43"})),
+    ([1.0, 2.0, 3.0, 3.83], ("lab.reading.steady", {})),
+    ([1.0, 1e200, np.inf, np.inf], ("lab.reading.overflow", {})),
+])
+def test_each_run_gets_a_reading_computed_from_its_curves(lang, residual, cosine, tokens, size, change):
+    t = Text(lang)
+    run = made_curves(LabSetup(d_model=16, tokens=8, heads=2, depth=3), residual, cosine, size)
+    expected = t("lab.reading", run=variant_label("both", t), tokens=t(tokens[0], **tokens[1]),
+                 size=t(change[0], **change[1]))
+    assert run_reading("both", run, t) == expected

@@ -119,6 +119,7 @@ def chart_notes(curves: dict[str, DepthCurves], t: Text) -> list[str]:
 
 
 COLLAPSED = 1e-3  # relative residual below which the tokens count as one vector
+ALIGNED = 0.95  # mean pairwise cosine above which the tokens are on their way to one direction
 SIZE_CHANGE = 10.0  # stream RMS growth or shrinkage worth naming
 
 
@@ -126,8 +127,13 @@ def run_reading(variant: str, run: DepthCurves, t: Text) -> str:
     """One sentence on a run, computed from its curves: whether and when the tokens collapsed,
     and what happened to the stream's size."""
     collapsed = np.flatnonzero(run.relative_residual < COLLAPSED)
-    tokens = (t("lab.reading.collapsed", block=int(collapsed[0])) if collapsed.size
-              else t("lab.reading.distinct", residual=_number(run.relative_residual[-1])))
+    if collapsed.size:
+        tokens = t("lab.reading.collapsed", block=int(collapsed[0]))
+    elif run.pairwise_cosine[-1] > ALIGNED:
+        tokens = t("lab.reading.aligning", cosine=_number(run.pairwise_cosine[-1]),
+                   residual=_number(run.relative_residual[-1]))
+    else:
+        tokens = t("lab.reading.distinct", residual=_number(run.relative_residual[-1]))
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         change = run.stream_rms[-1] / run.stream_rms[0]
     if not np.isfinite(change):
