@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from blockstab.papers import PAPERS
 from ui.controls import CONTROLS, explorer_query
 from ui.lessons import PRESETS
 from ui.text import Text
@@ -29,3 +30,9 @@ keep = st.multiselect(t("teach.hide_pick"), [c.key for c in CONTROLS], default=[
 if keep:
     st.code("?" + "&".join(f"{k}={v}" for k, v in explorer_query({}, lang=t.lang, show=tuple(keep)).items()),
             language=None)
+
+st.header(t("teach.lab_title"))
+st.markdown(t("teach.lab_intro"))
+for paper in PAPERS:
+    st.page_link("pages/depth_lab.py", label=t(f"paper.{paper}.title"), icon=":material/stacked_line_chart:",
+                 query_params={"lab_show": paper, "lang": t.lang})

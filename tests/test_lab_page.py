@@ -216,3 +216,14 @@ def test_an_over_budget_stack_is_clamped_with_a_note_and_still_drawn():
     assert len(spec["data"]) == 3  # no gradient panel
     assert all(len(tr["x"]) == setup.depth + 1 for tr in spec["data"])
     assert len(table_rows(at)) == 1
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_teachers_page_links_every_paper_preset(lang):
+    t = Text(lang)
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params["lang"] = lang
+    at.run()
+    at.switch_page("pages/teachers.py").run()
+    links = [(link.proto.label, link.proto.page, link.proto.query_string) for link in at.get("page_link")]
+    assert links == [(t(f"paper.{p}.title"), "lab", f"lab_show={p}&lang={lang}") for p in PAPERS]
