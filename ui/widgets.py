@@ -52,7 +52,8 @@ html, body, [data-testid="stAppViewContainer"] { font-size: 21px; }
 [data-testid="stMainBlockContainer"] { padding: 3.2rem 1.2rem 1rem 1.2rem; max-width: 100%; }
 [data-testid="stVerticalBlock"] { gap: 0.4rem; }
 [data-testid="stAlertContainer"] { padding: 0.45rem 0.9rem; }
-h1 { font-size: 1.9rem !important; padding: 0 0 0.3rem 0 !important; line-height: 1.25 !important; } h2, h3 { font-size: 1.5rem !important; }
+h1 { font-size: 1.9rem !important; padding: 0 0 0.3rem 0 !important; line-height: 1.25 !important; }
+h2, h3 { font-size: 1.5rem !important; }
 [data-testid="stHeader"] { background: transparent; }
 </style>"""
 
