@@ -288,16 +288,25 @@ def backward_steps(stream: np.ndarray, params: StackParams, cfg: StackConfig, gr
         yield i, grad, block
 
 
+# Frobenius norms reported per block: W^2 of the feed-forward (Xiong et al. 2020, Theorem 1), the
+# feed-forward and attention sublayers, and all of a block's weights.
+BLOCK_NORM_PARTS = {
+    "ffn_w_out": lambda b: b.feed_forward.w_out,
+    "feed_forward": lambda b: b.feed_forward,
+    "attention": lambda b: b.attention,
+    "block": lambda b: b,
+}
+
+
+def block_gradient_norms(block: BlockParams) -> dict[str, float]:
+    """The norms of :data:`BLOCK_NORM_PARTS` for one block's gradients."""
+    return {name: float(np.sqrt(squared_norm(part(block)))) for name, part in BLOCK_NORM_PARTS.items()}
+
+
 def layer_gradient_norms(grads: StackGradients) -> dict[str, np.ndarray]:
-    """Frobenius norms per layer: ``ffn_w_out`` (the last FFN matrix, W^2 in Xiong et al. 2020,
-    Theorem 1), ``feed_forward``, ``attention`` and ``block`` (all of a block's weights), each
-    ``(depth,)``; ``stream``: the norm of dL/d stream, ``(depth + 1,)``."""
-    per_layer = {
-        "ffn_w_out": lambda b: squared_norm(b.feed_forward.w_out),
-        "feed_forward": lambda b: squared_norm(b.feed_forward),
-        "attention": lambda b: squared_norm(b.attention),
-        "block": squared_norm,
-    }
-    norms = {name: np.sqrt([part(b) for b in grads.blocks]) for name, part in per_layer.items()}
+    """:func:`block_gradient_norms` per layer, each ``(depth,)``; ``stream``: the norm of
+    dL/d stream, ``(depth + 1,)``."""
+    per_block = [block_gradient_norms(b) for b in grads.blocks]
+    norms = {name: np.array([n[name] for n in per_block]) for name in BLOCK_NORM_PARTS}
     norms["stream"] = np.sqrt((grads.stream * grads.stream).sum(axis=(1, 2, 3)))
     return norms

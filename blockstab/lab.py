@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from .block import RESIDUAL_SCALES, StackConfig, StackParams, deepnorm_beta, run_stream
-from .gradients import backward_steps, squared_norm
+from .gradients import backward_steps, block_gradient_norms
 from .init import INIT_SCHEMES, SeededBlocks, random_tokens
 from .readouts import mean_pairwise_cosine, relative_residual, rms, vector_norm
 from .sublayers import NORM_KINDS, NormParams
@@ -164,8 +164,8 @@ def backward_norms(setup: LabSetup, stream: np.ndarray, progress: Progress | Non
         for done, (i, grad, grads) in enumerate(steps):
             stream_grad[i] = vector_norm(grad.ravel())
             if i < setup.depth:
-                weights[i] = np.sqrt(squared_norm(grads))
-                ffn_out[i] = np.sqrt(squared_norm(grads.feed_forward.w_out))
+                norms = block_gradient_norms(grads)
+                weights[i], ffn_out[i] = norms["block"], norms["ffn_w_out"]
                 if progress:
                     progress(done / setup.depth)
     return weights, ffn_out, stream_grad

@@ -55,6 +55,11 @@ def _style(state: ExplorerState) -> dict:
             "height": 420 if big else 480}
 
 
+def vector_text(v) -> str:
+    """A 2-D vector as the course prints it: ``[1.026, 1.978]``."""
+    return f"[{v[0]:.3f}, {v[1]:.3f}]"
+
+
 def _layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figure:
     s = _style(state)
     fig.update_layout(
@@ -127,7 +132,7 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
                 meta=label, hovertemplate="%{meta}<br>[%{x:.3f}, %{y:.3f}]<extra></extra>",
             ))
             if focused or stage == "attention_residual":
-                fig.add_annotation(x=end[0], y=end[1], text=f"[{end[0]:.3f}, {end[1]:.3f}]", showarrow=False,
+                fig.add_annotation(x=end[0], y=end[1], text=vector_text(end), showarrow=False,
                                    xanchor="left" if row else "right", xshift=10 if row else -10,
                                    bgcolor="rgba(255,255,255,0.8)", font={"color": colour, "size": s["font"]})
             ends += [start, end]
@@ -175,10 +180,10 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
         data.append({"type": "scatter", "mode": "markers", "name": t("legend.now"), "showlegend": False,
                      "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 1.8,
                                 "line": {"color": "black", "width": 2}}})
-    for index, trace in zip(moving, _moving_positions(stream, d=depth, action=action, others=others), strict=True):
-        data[index].update(trace)
     frames = [{"name": str(d), "traces": moving, "data": _moving_positions(stream, d, action, others)}
               for d in range(depth + 1)]
+    for index, trace in zip(moving, frames[-1]["data"], strict=True):
+        data[index].update(trace)
     layout = {
         "sliders": [{
             "active": depth, "currentvalue": {"prefix": t("legend.block") + ": "}, "y": -0.18, "x": 0.12,
@@ -299,7 +304,7 @@ def stage_rows(state: ExplorerState, result: Exploration, t: Text) -> list[dict]
         for b, scenario in enumerate(state.scenarios):
             v = result.trace.values[block, i, b, state.example.action]
             name = side_name(state.example, scenario, t)
-            row[name] = f"[{v[0]:.3f}, {v[1]:.3f}]"
+            row[name] = vector_text(v)
             row[t("table.length") + " · " + name] = f"{np.hypot(*v):.3f}"
         rows.append(row)
     return rows
@@ -403,9 +408,9 @@ def course_case_rows(result: Exploration, state: ExplorerState, t: Text) -> list
     rows = []
     for row, scenario in enumerate(state.scenarios):
         cells = {t("case.col.scenario"): side_name(state.example, scenario, t),
-                 t("case.col.computed"): f"[{values[row][0]:.3f}, {values[row][1]:.3f}]"}
+                 t("case.col.computed"): vector_text(values[row])}
         if state.example == LESSON:
-            cells[t("case.col.course")] = f"[{COURSE_TABLE[scenario][0]:.3f}, {COURSE_TABLE[scenario][1]:.3f}]"
+            cells[t("case.col.course")] = vector_text(COURSE_TABLE[scenario])
             cells[t("case.col.reading")] = t("case.reading." + scenario)
         rows.append(cells)
     return rows
@@ -421,7 +426,7 @@ def three_stage_rows(result: Exploration, state: ExplorerState, t: Text) -> list
         row = {t("case.col.stage"): t("case.stage." + stage)}
         for b, scenario in enumerate(state.scenarios):
             v = result.trace.stage(stage)[0, b, state.example.action]
-            row[side_name(state.example, scenario, t)] = f"[{v[0]:.3f}, {v[1]:.3f}]"
+            row[side_name(state.example, scenario, t)] = vector_text(v)
         row[t("case.col.question")] = t("case.question." + stage)
         row[t("case.col.without")] = t("case.without." + stage)
         rows.append(row)

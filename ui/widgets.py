@@ -35,6 +35,7 @@ def figure_cached(name: str, state: ExplorerState, lang: str):
 def _built_figure(name: str, state: ExplorerState, lang: str):
     return FIGURES[name](state, explore_cached(state), Text(lang))
 
+
 def _stacked_blocks_icon(size: int = 32) -> Image.Image:
     """The app's favicon, drawn here so nothing is fetched: three stacked blocks (Okabe-Ito)."""
     icon = np.full((size, size, 3), 255, dtype=np.uint8)
@@ -133,12 +134,12 @@ def render_control(control: Control, t: Text, compact: bool = False, example: Sc
             _write_to_url(control, value)
             return value
         widget = st.selectbox if compact else partial(st.radio, horizontal=True)
-        if control.key == "scenario":  # the sentences are named by the active example
-            def names(option):
+
+        def names(option):
+            if control.key == "scenario":  # the sentences are named by the active example
                 return side_option(example, option, t)
-        else:
-            def names(option):
-                return t(f"option.{control.key}.{option}")
+            return t(f"option.{control.key}.{option}")
+
         value = widget(label, control.options, key=control.key, help=common["help"], format_func=names)
         _write_to_url(control, value)
         return value
