@@ -31,7 +31,19 @@ OTHER_TOKENS = "#999999"
 TARGET = "#009E73"
 COLLAPSE_LIMIT = 1e-3
 RANGE_LIMIT = 10.0
-PLOTLY_WHITE = pio.templates["plotly_white"].to_plotly_json()
+
+
+def _fixed_margin_template() -> dict:
+    """plotly_white without axis automargin, which makes Plotly lay a chart out twice: without it
+    a chart draws in about half the time (docs/benchmarks.md, round 4). ``_layout``'s margins
+    leave the labels room."""
+    template = pio.templates["plotly_white"].to_plotly_json()
+    for axis in ("xaxis", "yaxis"):
+        template["layout"][axis]["automargin"] = False
+    return template
+
+
+TEMPLATE = _fixed_margin_template()
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,7 @@ def _layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Fig
         margin={"l": 60, "r": 20, "t": 50, "b": 80},
         legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0},
     )
-    fig.layout.template = PLOTLY_WHITE  # the template itself: an unvalidated figure would keep a name
+    fig.layout.template = TEMPLATE  # the template itself: an unvalidated figure would keep a name
     return fig
 
 
@@ -243,9 +255,11 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
     fig.update_yaxes(type="log", row=1, col=1)
     fig.update_yaxes(type="log", row=2, col=2)
     fig.update_yaxes(range=[-1.05, 1.05], row=1, col=2)
-    fig.update_xaxes(title_text=t("legend.block"))
+    fig.update_xaxes(title_text=t("legend.block"), row=2)  # a top-row title would run into the panel titles
     fig.update_annotations(font_size=s["font"])
     _layout(fig, state, t, t("fig.readouts.title"))
+    if state.projector:  # two rows of panels at projector font sizes need the room
+        fig.update_layout(height=s["height"] + 140)
     return fig
 
 
