@@ -278,19 +278,6 @@ def test_readouts_figure_uses_log_axes_for_size_and_spread(lang, state):
                                                                           t("legend.block")]
 
 
-@pytest.mark.parametrize("name", sorted(FIGURES))
-@pytest.mark.parametrize("projector", [False, True], ids=["screen", "projector"])
-def test_no_view_asks_plotly_for_automargin(name, projector):
-    """Axis automargin makes Plotly lay a chart out twice (about half of each draw, measured in
-    docs/benchmarks.md round 4): every view keeps to its fixed margins instead."""
-    state = ExplorerState(projector=projector)
-    fig = FIGURES[name](state, explore(state), Text("en"))
-    layout = fig.to_plotly_json()["layout"]
-    assert layout["template"]["layout"]["xaxis"]["automargin"] is False
-    assert layout["template"]["layout"]["yaxis"]["automargin"] is False
-    axes = [k for k in layout if k.startswith(("xaxis", "yaxis"))]
-    assert axes and all(layout[k].get("automargin") in (None, False) for k in axes)
-
 
 # --- table and CSV ---------------------------------------------------------------------------------
 

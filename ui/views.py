@@ -31,19 +31,7 @@ OTHER_TOKENS = "#999999"
 TARGET = "#009E73"
 COLLAPSE_LIMIT = 1e-3
 RANGE_LIMIT = 10.0
-
-
-def _fixed_margin_template() -> dict:
-    """plotly_white without axis automargin, which makes Plotly lay a chart out twice: without it
-    a chart draws in about half the time (docs/benchmarks.md, round 4). ``_layout``'s margins
-    leave the labels room."""
-    template = pio.templates["plotly_white"].to_plotly_json()
-    for axis in ("xaxis", "yaxis"):
-        template["layout"][axis]["automargin"] = False
-    return template
-
-
-TEMPLATE = _fixed_margin_template()
+PLOTLY_WHITE = pio.templates["plotly_white"].to_plotly_json()
 
 
 @dataclass(frozen=True)
@@ -80,7 +68,7 @@ def _layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Fig
         margin={"l": 60, "r": 20, "t": 50, "b": 80},
         legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0},
     )
-    fig.layout.template = TEMPLATE  # the template itself: an unvalidated figure would keep a name
+    fig.layout.template = PLOTLY_WHITE  # the template itself: an unvalidated figure would keep a name
     return fig
 
 
