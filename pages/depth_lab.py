@@ -31,7 +31,7 @@ if shown == "stack":
         return {name: depth_curves(s, gradients, lambda f, i=i: progress((i + f) * share))
                 for i, (name, s) in enumerate(setups.items())}
 
-    curves = computed_with_progress(("stack", tuple(setups.items()), gradients), run_all, t("lab.running"))
+    curves = computed_with_progress(("stack", tuple(setups.items()), gradients), run_all, t)
     st.plotly_chart(curves_figure(curves, t, projector), key="lab_curves")
     for note in chart_notes(curves, t):
         st.caption(note)
@@ -42,7 +42,7 @@ else:
     st.subheader(t(f"paper.{shown}.title"))
     st.markdown(t(f"paper.{shown}.setup"))
     paper = computed_with_progress(("paper", shown), lambda progress: PAPERS[shown](progress=progress),
-                                   t("lab.running"))
+                                   t)
     if paper.passed:
         st.success(t("lab.all_pass"), icon=":material/check_circle:")
     else:

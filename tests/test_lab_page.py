@@ -25,7 +25,7 @@ from blockstab.papers import CLAIMS, PAPERS
 from ui.controls import BY_KEY, LAB_CONTROLS
 from ui.lab_views import PANELS, curves_figure, finding_rows, lab_setup, summary_rows
 from ui.text import LANGUAGES, Text
-from ui.widgets import _lab_results
+from ui.widgets import _lab_runs
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 LAB = "pages/depth_lab.py"
@@ -70,9 +70,9 @@ def assert_chart_is(spec: dict, fig) -> None:
 @pytest.fixture
 def fresh_results():
     """The lab keeps results for every session in one cache: start and end a test without them."""
-    _lab_results.clear()
+    _lab_runs.clear()
     yield
-    _lab_results.clear()
+    _lab_runs.clear()
 
 
 # ----------------------------------------------------------------------------------- the user's stack

@@ -3,9 +3,8 @@ checks, and the generic rendering of the control table."""
 
 from __future__ import annotations
 
-import threading
+import os
 import time
-from collections import OrderedDict
 from functools import partial
 
 import numpy as np
@@ -16,6 +15,7 @@ from blockstab.scenario import LESSON, Scenario, decode, encode
 
 from .controls import APP_CONTROLS, BY_KEY, CONTROLS, LAB_CONTROLS, Control, ExplorerState, explorer_query
 from .examples import literal, problems_text, side_option
+from .shared_runs import SharedRuns, Waiting
 from .text import LANGUAGES, Text, language_for_locale
 from .views import FIGURES, explore, figure_state
 
@@ -209,46 +209,36 @@ def lab_controls(t: Text) -> dict:
         return values | {c.key: render_control(c, t) for c in stack}
 
 
-class _SharedResults:
-    """The newest ``size`` results, shared by every session (thread-safe, least recently used out)."""
-
-    def __init__(self, size: int):
-        self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
-
-    def get(self, key):
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-            return self.items.get(key)
-
-    def put(self, key, value) -> None:
-        with self.lock:
-            self.items[key] = value
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-
-
 @st.cache_resource
-def _lab_results() -> _SharedResults:
-    return _SharedResults(64)
+def _lab_runs() -> SharedRuns:
+    return SharedRuns(size=64, workers=max(1, min(4, os.cpu_count() or 1)))
 
 
-def computed_with_progress(key, compute, label: str):
-    """``compute(progress)`` once for every session, with a progress bar while it runs. Changing a
-    control meanwhile stops it: Streamlit ends the run at the bar's next update."""
-    results = _lab_results()
-    found = results.get(key)
+def computed_with_progress(key, compute, t: Text):
+    """``compute(progress)`` once for every session (see ``ui.shared_runs``), with a progress bar
+    while it runs or while this session waits for it. Changing a control meanwhile stops the run
+    or the wait: Streamlit ends the script at the bar's next update."""
+    runs = _lab_runs()
+    found = runs.get(key)
     if found is not None:
         return found
-    bar = st.progress(0.0, text=label)
-    last = [0.0, time.monotonic()]
+    bar = st.progress(0.0, text=t("lab.running"))
 
-    def progress(fraction: float) -> None:  # at most ~20 updates a second over the websocket
-        if fraction - last[0] >= 0.01 and time.monotonic() - last[1] >= 0.05:
-            last[:] = fraction, time.monotonic()
-            bar.progress(min(fraction, 1.0), text=label)
+    def run_here(report):
+        last = [0.0, time.monotonic()]
 
-    found = compute(progress)
+        def progress(fraction: float) -> None:  # at most ~20 bar updates a second over the websocket
+            report(fraction)
+            if fraction - last[0] >= 0.01 and time.monotonic() - last[1] >= 0.05:
+                last[:] = fraction, time.monotonic()
+                bar.progress(min(fraction, 1.0), text=t("lab.running"))
+
+        return compute(progress)
+
+    def show(waiting: Waiting) -> None:
+        text = t("lab.queued", ahead=waiting.ahead) if waiting.ahead else t("lab.running")
+        bar.progress(min(waiting.fraction, 1.0), text=text)
+
+    found = runs.run(key, run_here, show)
     bar.empty()
-    results.put(key, found)
     return found

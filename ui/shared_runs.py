@@ -1,0 +1,98 @@
+"""Depth-lab runs shared by every session: one run per setup, a few setups at a time, results kept.
+
+A class of forty opening the teacher's link to the same preset starts one run, not forty: the
+first session runs it and the others follow its progress. At most ``workers`` different setups
+run at once (one per core), so a crowd asking for many setups queues instead of sharing two cores
+forty ways and holding forty streams in memory; a queued session is told how many go first.
+A session that stops waiting (its user changed a control) leaves the line; a stopped run is
+not kept, and whoever still waits for it runs it. Plain threads, no Streamlit: tested directly.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What a waiting session shows: the shared run's progress, or how many setups go first."""
+
+    fraction: float  # of the run this session follows (0 while queued)
+    ahead: int  # setups running or queued before this one; 0: following its run
+
+
+class SharedRuns:
+    """``run(key, compute, show)``: ``compute(progress)`` once for every session that asks for
+    ``key``; the newest ``size`` results kept (least recently used out)."""
+
+    def __init__(self, size: int, workers: int, poll_seconds: float = 0.2):
+        self.size, self.workers, self.poll_seconds = size, workers, poll_seconds
+        self.results: OrderedDict = OrderedDict()
+        self.running: dict = {}  # key -> its progress (0..1)
+        self.line: dict = {}  # key -> sessions waiting for it, in the order the keys arrived
+        self.changed = threading.Condition()
+
+    def get(self, key):
+        """The kept result for ``key``, or ``None``."""
+        with self.changed:
+            if key in self.results:
+                self.results.move_to_end(key)
+            return self.results.get(key)
+
+    def run(self, key, compute, show):
+        """The result for ``key``: kept, or followed while another session runs it, or run here
+        once a worker is free. ``show(Waiting)`` is called while waiting, about every
+        ``poll_seconds``; whatever it or ``compute`` raises ends this session's wait or run."""
+        found = self.get(key)
+        if found is not None:
+            return found
+        with self.changed:
+            self.line[key] = self.line.get(key, 0) + 1
+        try:
+            while True:
+                with self.changed:
+                    found = self.results.get(key)
+                    if found is not None:
+                        return found
+                    if key not in self.running and self._turn(key):
+                        self.running[key] = 0.0
+                        break
+                    waiting = Waiting(self.running.get(key, 0.0), self._ahead(key))
+                show(waiting)
+                with self.changed:
+                    self.changed.wait(self.poll_seconds)
+        finally:
+            self._leave_line(key)
+        try:
+            value = compute(lambda fraction: self._progress(key, fraction))
+            with self.changed:
+                self.results[key] = value
+                while len(self.results) > self.size:
+                    self.results.popitem(last=False)
+            return value
+        finally:
+            with self.changed:
+                del self.running[key]
+                self.changed.notify_all()
+
+    def _queued(self) -> list:
+        return [k for k in self.line if k not in self.running]
+
+    def _turn(self, key) -> bool:
+        return self._queued().index(key) < self.workers - len(self.running)
+
+    def _ahead(self, key) -> int:
+        return 0 if key in self.running else len(self.running) + self._queued().index(key)
+
+    def _leave_line(self, key) -> None:
+        with self.changed:
+            self.line[key] -= 1
+            if not self.line[key]:
+                del self.line[key]
+            self.changed.notify_all()
+
+    def _progress(self, key, fraction: float) -> None:
+        with self.changed:
+            self.running[key] = fraction
