@@ -10,6 +10,8 @@ whole language matrix are marked slow.
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -163,6 +165,32 @@ def test_a_preset_that_fails_shows_the_failure(monkeypatch, fresh_results):
     assert [e.value for e in at.error] == [t("lab.some_fail")]
     badges = [row[t("lab.col.badge")] for row in table_rows(at)]
     assert badges == [t("lab.pass"), t("lab.fail"), t("lab.fail"), t("lab.pass")]
+
+
+def test_a_run_waits_in_line_while_every_worker_is_busy_then_shows_its_result(monkeypatch, fresh_results):
+    """Other sessions' runs hold every worker (ui.shared_runs): the page's own run starts only once
+    they end, and shows the same findings as ever."""
+    runs, release, started, released = _lab_runs(), threading.Event(), [], []
+    dong = PAPERS["dong"]
+    monkeypatch.setitem(PAPERS, "dong",
+                        lambda progress=None: started.append(time.monotonic()) or dong(progress=progress))
+    busy = [threading.Thread(target=runs.run, args=(("busy", i), lambda progress: release.wait(60) and "done",
+                                                     lambda waiting: None), daemon=True)
+            for i in range(runs.workers)]
+    for thread in busy:
+        thread.start()
+    deadline = time.monotonic() + 30
+    while len(runs.running) < runs.workers:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    threading.Timer(1.0, lambda: released.append(time.monotonic()) or release.set()).start()
+    at = open_lab("en", lab_show="dong")
+    assert len(started) == 1 and started[0] >= released[0], "the page ran before a worker was free"
+    run, _ = paper_run("dong")
+    assert table_rows(at) == finding_rows(run, Text("en"))
+    for thread in busy:
+        thread.join(30)
+    assert runs.running == {} and runs.line == {}
 
 
 # -------------------------------------------------------------------------------------- bad links
