@@ -39,16 +39,27 @@ def healthy(url: str) -> bool:
         return False
 
 
+def launch_command(script: str, cwd: Path) -> list[str]:
+    """How ``script`` is started: our app as ``scripts/start.sh`` starts it (``scripts/serve.py``,
+    where the checkout has it), anything else with ``streamlit run``."""
+    serve = cwd / "scripts" / "serve.py"
+    if script == "app.py" and serve.exists():
+        return [sys.executable, str(serve)]
+    return [sys.executable, "-m", "streamlit", "run", script]
+
+
 @contextlib.contextmanager
-def streamlit_server(script: str, log_path: Path, cwd: Path, extra: tuple[str, ...] = (), env: dict | None = None):
-    """``streamlit run <script>`` from ``cwd`` (its .streamlit/config.toml applies), headless, on a
-    free localhost port (``extra`` flags come last, so they may override), with ``env`` if given;
-    yields ``(url, Popen)`` once healthy and stops the server afterwards."""
+def streamlit_server(script: str, log_path: Path, cwd: Path, extra: tuple[str, ...] = (), env: dict | None = None,
+                     command: list[str] | None = None):
+    """``script`` started from ``cwd`` (its .streamlit/config.toml applies; ``command`` if given,
+    else :func:`launch_command`), headless, on a free localhost port (``extra`` flags come last, so
+    they may override), with ``env`` if given; yields ``(url, Popen)`` once healthy and stops the
+    server afterwards."""
     port = free_port()
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
+            [*(command or launch_command(script, cwd)), "--server.port", str(port),
              "--server.address", "localhost", "--server.headless", "true", *extra],
             cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
         )

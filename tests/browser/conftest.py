@@ -42,7 +42,7 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
-    """Start ``streamlit run app.py`` on a free port, wait for /_stcore/health, stop it afterwards."""
+    """Start the app as scripts/start.sh does on a free port, wait for /_stcore/health, stop it afterwards."""
     log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
     SERVER_LOG.append(log_path)
     try:
@@ -64,13 +64,6 @@ def browser(app_url):
             chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         except Exception as error:  # any launch failure is a test failure, with its reason
             pytest.fail(f"could not start {CHROMIUM}: {error}", pytrace=False)
-        # Streamlit 1.67 answers the first session after a server start that deep-links to a
-        # non-default page with a "Page not found" dialog (while rendering the right page; seen with
-        # a two-page app too). One visit to "/" first keeps that upstream quirk out of these tests.
-        warm = chromium.new_page()
-        warm.goto(app_url)
-        warm.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", state="attached")
-        warm.close()
         yield chromium
         chromium.close()
 

@@ -10,10 +10,12 @@ import ast
 import json
 import re
 import string
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from local_server import streamlit_server
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from blockstab.lesson import ACTION_TOKEN
@@ -168,6 +170,26 @@ def test_cold_deep_link(new_page, app_url, path, script, locale):
         assert (re.search(r"[\u4e00-\u9fff]", title) is not None) == (lang == "zh"), title
     assert f"lang={lang}" in page.url  # language() writes the chosen language back to the URL
     shot(page, f"deep-link{path.replace('/', '-') if path != '/' else '-root'}-{lang}")
+
+
+@pytest.mark.parametrize("launch", ["scripts/serve.py", "streamlit run"])
+def test_the_first_visit_after_a_start_may_be_a_deep_link(browser, tmp_path, launch):
+    """A teacher starts the server and the first thing opened is a link to a Depth lab preset.
+    Started as scripts/start.sh starts it, the page simply opens; started with plain
+    ``streamlit run``, Streamlit 1.67 shows "Page not found" over it (when that stops happening,
+    scripts/serve.py's fix can go)."""
+    command = None if launch == "scripts/serve.py" else [sys.executable, "-m", "streamlit", "run", "app.py"]
+    with streamlit_server("app.py", tmp_path / "server.log", ROOT, command=command) as (url, _):
+        page = browser.new_page()
+        try:
+            page.goto(url + "/lab?lab_show=dong&lang=en")
+            page.wait_for_selector("h1", timeout=60_000)
+            page.wait_for_selector(IDLE, state="attached", timeout=60_000)
+            assert page.inner_text("h1").strip() == Text("en")("lab.title")
+            dialogs = page.locator("[role=dialog]").filter(has_text="Page not found")
+            assert dialogs.count() == (0 if launch == "scripts/serve.py" else 1)
+        finally:
+            page.close()
 
 
 # --- (b) the residual toggle ------------------------------------------------------------------

@@ -1,0 +1,23 @@
+"""Run BlockStab's server: ``streamlit run app.py`` and one fix, in one process.
+
+Streamlit 1.67 takes an app with a ``pages/`` folder for an old-style multipage app until the
+first session runs ``st.navigation``. So the first session after a start that opens a deep link
+(``/lab``, a teacher's link) was told "Page not found" over the right page. app.py routes with
+``st.navigation`` alone, and the server is told so before any session starts
+(tests/browser/test_browser.py checks both the fault and the fix).
+Arguments go to ``streamlit run`` (e.g. ``--server.port 8502``).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.web.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+if __name__ == "__main__":
+    os.chdir(ROOT)  # .streamlit/config.toml is read from the working directory
+    PagesManager.uses_pages_directory = False
+    main(["run", "app.py", *sys.argv[1:]], prog_name="streamlit")
