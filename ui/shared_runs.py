@@ -45,17 +45,14 @@ class SharedRuns:
         """The result for ``key``: kept, or followed while another session runs it, or run here
         once a worker is free. ``show(Waiting)`` is called while waiting, about every
         ``poll_seconds``; whatever it or ``compute`` raises ends this session's wait or run."""
-        found = self.get(key)
-        if found is not None:
-            return found
         with self.changed:
             self.line[key] = self.line.get(key, 0) + 1
         try:
             while True:
                 with self.changed:
-                    found = self.results.get(key)
-                    if found is not None:
-                        return found
+                    if key in self.results:
+                        self.results.move_to_end(key)
+                        return self.results[key]
                     if key not in self.running and self._turn(key):
                         self.running[key] = 0.0
                         break
