@@ -75,6 +75,57 @@ def mean_pairwise_cosine(x: np.ndarray) -> np.ndarray:
         return off_diagonal / (tokens * (tokens - 1))
 
 
+DISTINCT_DEGREES = 1.0  # two tokens whose directions differ by less than this count as one
+
+
+def pairwise_angles(x: np.ndarray) -> np.ndarray:
+    """Angle in degrees between every two tokens: ``(..., tokens, tokens)`` (nan beside a zero vector)."""
+    return angle_degrees(x[..., :, None, :], x[..., None, :, :])
+
+
+def token_groups(x: np.ndarray, tolerance: float = DISTINCT_DEGREES) -> np.ndarray:
+    """Which group each token falls in, ``(..., tokens)``: tokens less than ``tolerance`` degrees
+    apart, or equal (zero vectors included), share a group, and so does any chain of them.
+    A group's label is the index of its first token; a sentence holding a non-finite vector gets -1."""
+    tokens = x.shape[-2]
+    with np.errstate(invalid="ignore"):
+        close = (pairwise_angles(x) < tolerance) | np.all(x[..., :, None, :] == x[..., None, :, :], axis=-1)
+    linked = close | np.eye(tokens, dtype=bool)
+    for _ in range(max(1, int(np.ceil(np.log2(tokens))))):  # transitive closure by squaring
+        linked = linked | ((linked.astype(np.int64) @ linked.astype(np.int64)) > 0)
+    labels = np.argmax(linked, axis=-1)
+    finite = np.all(np.isfinite(x), axis=(-1, -2))
+    return np.where(finite[..., None], labels, -1)
+
+
+def distinct_tokens(x: np.ndarray, tolerance: float = DISTINCT_DEGREES) -> np.ndarray:
+    """How many distinct tokens a sentence holds (see :func:`token_groups`); nan when a vector is
+    not finite (its direction is unknown)."""
+    labels = token_groups(x, tolerance)
+    count = (labels == np.arange(x.shape[-2])).sum(axis=-1).astype(float)
+    return np.where(labels[..., 0] >= 0, count, np.nan)
+
+
+def smallest_pairwise_angle(x: np.ndarray) -> np.ndarray:
+    """The smallest angle in degrees between two tokens of a sentence (nan when no pair has one)."""
+    angles = pairwise_angles(x)
+    pairs = np.triu(np.ones(angles.shape[-2:], dtype=bool), k=1) & ~np.isnan(angles)
+    smallest = np.where(pairs, angles, np.inf).min(axis=(-1, -2))
+    return np.where(np.isfinite(smallest), smallest, np.nan)
+
+
+def nearest_token(x: np.ndarray, token: int) -> tuple[np.ndarray, np.ndarray]:
+    """For the token at index ``token``: the angle in degrees to the nearest other token of its
+    sentence, and that token's index (-1 where no angle is defined)."""
+    angles = np.delete(angle_degrees(x[..., token:token + 1, :], x), token, axis=-1)
+    angles = np.where(np.isnan(angles), np.inf, angles)
+    index = np.argmin(angles, axis=-1)
+    nearest = np.take_along_axis(angles, index[..., None], axis=-1)[..., 0]
+    defined = np.isfinite(nearest)
+    others = np.delete(np.arange(x.shape[-2]), token)
+    return np.where(defined, nearest, np.nan), np.where(defined, others[index], -1)
+
+
 def feature_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean and variance over features of every vector."""
     return x.mean(axis=-1), x.var(axis=-1)
@@ -88,6 +139,9 @@ class Readouts:
     ``scenario_angle (depth+1,)`` between batch rows 0 and 1 (nan for one sequence);
     ``norm_moments``: for each normalization of a block, (before, after) stage names and the
     feature mean and variance before and after, each ``(depth, batch, tokens)``.
+    ``distinct_tokens``, ``smallest_pairwise_angle`` (degrees) and the action token's angle to
+    its nearest other token (``action_nearest_angle``, degrees; ``action_nearest_token``, its
+    index) are ``(depth+1, batch)``: they show a merge that a spread figure would hide.
     """
 
     token_norm: np.ndarray
@@ -97,6 +151,10 @@ class Readouts:
     scenario_angle: np.ndarray
     relative_residual: np.ndarray
     mean_pairwise_cosine: np.ndarray
+    distinct_tokens: np.ndarray
+    smallest_pairwise_angle: np.ndarray
+    action_nearest_angle: np.ndarray
+    action_nearest_token: np.ndarray
     norm_moments: tuple
 
 
@@ -106,6 +164,7 @@ def readouts(trace: Trace, action_token: int) -> Readouts:
     action = stream[:, :, action_token]
     two = stream.shape[1] >= 2
     angle = angle_degrees(action[:, 0], action[:, 1]) if two else np.full(stream.shape[0], np.nan)
+    nearest_angle, nearest_index = nearest_token(stream, action_token)
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging stack's moments are inf, honestly
         moments = tuple(
             (before, after, feature_moments(trace.stage(before)), feature_moments(trace.stage(after)))
@@ -119,5 +178,9 @@ def readouts(trace: Trace, action_token: int) -> Readouts:
         scenario_angle=angle,
         relative_residual=relative_residual(stream),
         mean_pairwise_cosine=mean_pairwise_cosine(stream),
+        distinct_tokens=distinct_tokens(stream),
+        smallest_pairwise_angle=smallest_pairwise_angle(stream),
+        action_nearest_angle=nearest_angle,
+        action_nearest_token=nearest_index,
         norm_moments=moments,
     )

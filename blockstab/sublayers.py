@@ -95,10 +95,15 @@ def relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0.0)
 
 
+def feed_forward_hidden(x: np.ndarray, p: FeedForwardParams) -> np.ndarray:
+    """The hidden layer ``act(x W_in + b_in)``: in a key-value memory, how strongly each key fires."""
+    act = {"relu": relu, "gelu": gelu}[p.activation]
+    return act(x @ p.w_in + p.b_in)
+
+
 def feed_forward(x: np.ndarray, p: FeedForwardParams) -> np.ndarray:
     """``act(x W_in + b_in) W_out + b_out``, applied to every position alike."""
-    act = {"relu": relu, "gelu": gelu}[p.activation]
-    return act(x @ p.w_in + p.b_in) @ p.w_out + p.b_out
+    return feed_forward_hidden(x, p) @ p.w_out + p.b_out
 
 
 def _feature_mean(x: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ from ui.text import LANGUAGES, Text, catalog
 from ui.views import THREE_STAGES
 
 ROOT = Path(__file__).resolve().parents[1]
+READOUT_PANELS = ("norm", "nearest", "distinct", "cosine", "angle", "smallest")
 SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")])
 EN, ZH = catalog("en"), catalog("zh")
 NAMESPACES = {key.split(".", 1)[0] for key in EN}
@@ -35,6 +36,9 @@ PROBLEM_CODES = {"more"} | {
 FAMILIES = {
     "option.*.*": {f"option.{c.key}.{o}" for c in (*CONTROLS, *LAB_CONTROLS) if c.kind == "choice" for o in c.options},
     "stage.*": {f"stage.{s}" for stages in STAGES.values() for s in stages},
+    "stage.*.no_residual": {"stage.attention_residual.no_residual", "stage.ffn_residual.no_residual"},
+    "stage.*.off": {"stage.attention_norm.off", "stage.ffn_norm.off"},
+    "fig.readouts.*": {f"fig.readouts.{p}" for p in READOUT_PANELS},
     "scenario.*": {f"scenario.{c.label}" for p in EXAMPLES.values() for c in p.contexts},
     "token.*": {f"token.{name}" for s in SCENARIOS for name in token_names(s) if name != "status"}
     | {f"token.{tok.label}" for p in EXAMPLES.values() for s in SCENARIOS for tok in p.sentence(s)},
@@ -169,7 +173,7 @@ def test_no_catalog_key_is_unused():
 
 # Where t() gets a key from a variable, and the constants / computed keys that feed it.
 VARIABLE_SITES = {
-    "ui/views.py": {"verdict.collapse", "verdict.grew", "verdict.shrank", "verdict.stable_one", "verdict.stable_two"},
+    "ui/verdicts.py": {k for k in EN if k.startswith("verdict.") or k.startswith("unit.")},
     "pages/exercises.py": {"ex.right", "ex.wrong"},
     "pages/depth_lab.py": {"lab.note.heads", "lab.note.budget"},
 }

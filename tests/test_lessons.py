@@ -9,7 +9,8 @@ import pytest
 from ui.controls import BY_KEY, ExplorerState, check_query, explorer_query
 from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
 from ui.text import Text
-from ui.views import FIGURES, explore, verdict_reading
+from ui.verdicts import verdict_findings
+from ui.views import FIGURES, explore
 
 EN = Text("en")
 CATALOGS = {lang: json.loads((Path(__file__).parents[1] / "ui/locales" / f"{lang}.json").read_text()) for lang in
@@ -17,9 +18,9 @@ CATALOGS = {lang: json.loads((Path(__file__).parents[1] / "ui/locales" / f"{lang
 
 
 def verdict_kind(view: dict) -> str:
-    """Which verdict family the Explorer prints for a view (collapse / grew / shrank / stable_two)."""
+    """The headline of the Explorer's verdict for a view (collapse / grew / overflow / stable / ...)."""
     state = ExplorerState(**view)
-    return verdict_reading(state, explore(state))[0].removeprefix("verdict.")
+    return verdict_findings(state, explore(state), EN)[0].key.removeprefix("verdict.")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -42,15 +43,15 @@ def test_every_tour_step_draws_its_figure(step):
 def test_tour_ends_with_the_two_failures_the_course_names():
     assert verdict_kind(TOUR[-2].view) == "collapse"
     assert verdict_kind(TOUR[-1].view) == "grew"
-    assert verdict_kind(TOUR[-3].view) == "stable_two"
+    assert verdict_kind(TOUR[-3].view) == "stable"
 
 
 @pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.id)
 def test_every_show_me_demonstrates_the_answer(question):
     """Residual answers open a collapse, normalization answers a runaway range, 'hold' a stable stack."""
     expected = {"residual": "collapse", "overwrite": "collapse", "normalization": "grew", "unstable": "grew",
-                "hold": "stable_two"}[question.answer]
-    assert verdict_kind(question.show_me).removesuffix("_overflow") == expected
+                "hold": "stable"}[question.answer]
+    assert verdict_kind(question.show_me).replace("overflow", "grew") == expected
     assert question.answer in question.choices
 
 

@@ -17,20 +17,21 @@ from plotly.subplots import make_subplots
 from blockstab.block import StackConfig, Trace, run_stack
 from blockstab.geometry import layernorm_plane_coordinates, layernorm_points_2d, rmsnorm_circle
 from blockstab.lesson import COURSE_TABLE, lesson_params
-from blockstab.readouts import Readouts, readouts
+from blockstab.readouts import Readouts, readouts, token_groups
 from blockstab.scenario import LESSON
-from blockstab.sublayers import NormParams, layer_norm, rms_norm
+from blockstab.sublayers import NormParams, feed_forward_hidden, layer_norm, rms_norm
 
 from .controls import ExplorerState
 from .examples import axis_names, markdown_text, plotly_text, side_name, token_labels
+from .numbers import readable, vector_text
 from .text import Text
+from .verdicts import OWN_DIRECTION, VANISHED
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 SCENARIO_COLOURS = {"confirmed": "#0072B2", "not_confirmed": "#D55E00"}
 OTHER_TOKENS = "#999999"
 TARGET = "#009E73"
-COLLAPSE_LIMIT = 1e-3
-RANGE_LIMIT = 10.0
+ANGLE_FLOOR = 1e-9  # degrees: a smaller angle between two tokens is drawn at this floor (same vector)
 PLOTLY_WHITE = pio.templates["plotly_white"].to_plotly_json()
 
 
@@ -55,9 +56,25 @@ def _style(state: ExplorerState) -> dict:
             "height": 420 if big else 480}
 
 
-def vector_text(v) -> str:
-    """A 2-D vector as the course prints it: ``[1.026, 1.978]``."""
-    return f"[{v[0]:.3f}, {v[1]:.3f}]"
+def stage_label(stage: str, cfg: StackConfig, t: Text) -> str:
+    """A stage's name as the switches make it: with the residual off the sum x + F(x) is only
+    F(x), and with normalization off a "normalized" stage is an unchanged copy."""
+    if not cfg.residual and stage in ("attention_residual", "ffn_residual"):
+        return t(f"stage.{stage}.no_residual")
+    if cfg.norm == "none" and stage in ("attention_norm", "ffn_norm"):
+        return t(f"stage.{stage}.off")
+    return t("stage." + stage)
+
+
+def log_axis(values: np.ndarray, floor: float) -> dict:
+    """A log axis over ``values`` (floored) that ticks whole powers of ten, written 10ⁿ: at least
+    one decade, at most about six labels."""
+    finite = values[np.isfinite(values)]
+    finite = np.maximum(finite, floor) if finite.size else np.array([floor, 1.0])
+    low = np.floor(np.log10(finite.min()))
+    high = max(np.ceil(np.log10(finite.max())), low + 1)
+    return {"type": "log", "range": [low - 0.1, high + 0.1], "dtick": max(1, int(np.ceil((high - low) / 6))),
+            "exponentformat": "power", "showexponent": "all"}
 
 
 def _layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figure:
@@ -105,9 +122,30 @@ def stage_segments(state: ExplorerState, trace: Trace, row: int) -> list[tuple[s
     return segments
 
 
+def memory_note(state: ExplorerState, trace: Trace, t: Text) -> str:
+    """What the feed-forward memory wrote for the action token in the shown block: the stored
+    directions whose keys fired, per sentence (a key-value memory, Geva et al. 2021)."""
+    block = state.shown_block - 1
+    reads = trace.stage("attention_norm" if trace.config.placement == "post" else "ffn_norm")[block]
+    memory = lesson_params().block(block).feed_forward
+    fired = feed_forward_hidden(reads[:, state.example.action], memory)  # (batch, keys)
+    notes = []
+    for row, side in enumerate(state.scenarios):
+        keys = np.nonzero(fired[row] > 0)[0]
+        name = plotly_text(side_name(state.example, side, t))
+        if not keys.size:
+            notes.append(t("fig.block.memory_silent", sentence=name))
+            continue
+        angles = np.degrees(np.arctan2(memory.w_out[keys, 1], memory.w_out[keys, 0]))
+        notes.append(t("fig.block.memory_wrote", sentence=name,
+                       directions=", ".join(f"{a:.0f}°" for a in np.sort(angles))))
+    return "<br>".join(notes)
+
+
 def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
     """Inside one block: the action token's arrows stage by stage, for each scenario."""
     s = _style(state)
+    cfg = result.trace.config
     fig = go.Figure()
     if state.norm_used == "rmsnorm":
         circle = rmsnorm_circle()
@@ -122,7 +160,7 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
         colour = SCENARIO_COLOURS[scenario]
         for stage, start, end in stage_segments(state, result.trace, row):
             focused = stage == state.focus
-            label = f"{plotly_text(side_name(state.example, scenario, t))} · {t('stage.' + stage)}"
+            label = f"{plotly_text(side_name(state.example, scenario, t))} · {stage_label(stage, cfg, t)}"
             fig.add_trace(go.Scatter(
                 x=[start[0], end[0]], y=[start[1], end[1]], mode="lines+markers",
                 name=label, legendgroup=scenario, showlegend=focused,
@@ -136,26 +174,32 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
                                    xanchor="left" if row else "right", xshift=10 if row else -10,
                                    bgcolor="rgba(255,255,255,0.8)", font={"color": colour, "size": s["font"]})
             ends += [start, end]
-    title = t("fig.block.title", block=state.shown_block, stage=t("stage." + state.focus))
+    title = t("fig.block.title", block=state.shown_block, stage=stage_label(state.focus, cfg, t))
     _layout(fig, state, t, title)
     _plane_axes(fig, t, np.array(ends), state.example)
+    if state.focus == "feed_forward":
+        fig.add_annotation(text=memory_note(state, result.trace, t), xref="paper", yref="paper", x=0, y=1,
+                           xanchor="left", yanchor="top", showarrow=False, align="left",
+                           bgcolor="rgba(255,255,255,0.85)", font={"size": s["font"] - 2})
     return fig
 
 
 def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
     """Across depth: the action token's path; a slider and play button move through the blocks in
-    the browser (Plotly frames), with the other tokens shown faintly at the chosen block.
+    the browser (Plotly frames), with every token of the sentence at the chosen block. Tokens that
+    have merged (less than ``DISTINCT_DEGREES`` apart) share one label, "errors = after deploy",
+    and the action token is a ring, so a token under it still shows.
 
     Built from plain dicts and wrapped without Plotly's per-property validation: validating
     ``depth + 1`` frames of traces cost 64 ms at depth 24 and 213 ms at depth 100
-    (docs/benchmarks.md). Each frame carries only the moving traces' positions; their names and
-    style stay on the figure's traces (``frame.traces`` says which), and Plotly.animate keeps them.
+    (docs/benchmarks.md). Each frame carries only the moving traces' positions and labels; their
+    names and style stay on the figure's traces (``frame.traces`` says which), and Plotly.animate
+    keeps them.
     """
     s = _style(state)
     stream = result.trace.stream  # (depth + 1, batch, tokens, 2)
     depth = stream.shape[0] - 1
     action = state.example.action
-    others = [i for i in range(stream.shape[2]) if i != action]
     blocks = np.arange(depth + 1)
     data = []
     for row, scenario in enumerate(state.scenarios):
@@ -165,22 +209,23 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
             "name": t("legend.path", scenario=plotly_text(side_name(state.example, scenario, t))),
             "line": {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2},
             "marker": {"size": s["marker"] * 0.6, "color": blocks, "colorscale": "Viridis",
-                       "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block")}, "x": 1.02}},
+                       "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block")}, "x": 1.02,
+                                                           "tick0": 0, "dtick": max(1, int(np.ceil(depth / 5)))}},
             "customdata": blocks,
             "hovertemplate": t("hover.block") + " %{customdata}: [%{x:.3f}, %{y:.3f}]<extra></extra>",
         })
     moving = list(range(len(data), len(data) + 2 * len(state.scenarios)))
+    names = [[plotly_text(n) for n in token_labels(state.example, side, t)] for side in state.scenarios]
     # The moving traces at the last block, with their style: the figure opens there.
     for scenario in state.scenarios:
-        names = token_labels(state.example, scenario, t)
-        data.append({"type": "scatter", "mode": "markers", "hoverinfo": "text",
-                     "hovertext": [plotly_text(names[i]) for i in others],
-                     "marker": {"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.55},
+        data.append({"type": "scatter", "mode": "markers+text", "hoverinfo": "text", "textposition": "top center",
+                     "marker": {"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.8},
+                     "textfont": {"color": "#333333", "size": s["font"] - 2},
                      "name": t("legend.other_tokens"), "showlegend": False})
         data.append({"type": "scatter", "mode": "markers", "name": t("legend.now"), "showlegend": False,
-                     "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 1.8,
-                                "line": {"color": "black", "width": 2}}})
-    frames = [{"name": str(d), "traces": moving, "data": _moving_positions(stream, d, action, others)}
+                     "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2, "symbol": "circle-open",
+                                "line": {"width": 4}}})
+    frames = [{"name": str(d), "traces": moving, "data": _moving_positions(stream, d, action, names)}
               for d in range(depth + 1)]
     for index, trace in zip(moving, frames[-1]["data"], strict=True):
         data[index].update(trace)
@@ -207,85 +252,83 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     return fig
 
 
-def _moving_positions(stream: np.ndarray, d: int, action: int, others: list[int]) -> list[dict]:
-    """Block ``d``'s positions of the moving traces: per scenario, the other tokens, then the
-    action token (index ``action``). Plain float lists: Plotly converts each NumPy array through narwhals, which
-    cost more than the rest of the frame; JSON keeps every float exactly (shortest repr)."""
+def group_labels(vectors: np.ndarray, names: list[str]) -> list[str]:
+    """One label per group of merged tokens ("errors = after deploy"), on the group's first token;
+    the other members get none, so merged labels never print on top of each other."""
+    groups = token_groups(vectors)
+    return [" = ".join(n for j, n in enumerate(names) if groups[j] == i) if groups[i] == i else ""
+            for i in range(len(names))]
+
+
+def _moving_positions(stream: np.ndarray, d: int, action: int, names: list[list[str]]) -> list[dict]:
+    """Block ``d``'s moving traces: per scenario, every token with its group's label, then the
+    action token's ring. Plain float lists: Plotly converts each NumPy array through narwhals,
+    which cost more than the rest of the frame; JSON keeps every float exactly (shortest repr)."""
     traces = []
     for row in range(stream.shape[1]):
-        pts = stream[d, row, others]
-        a = stream[d, row, action]
-        traces.append({"type": "scatter", "x": pts[:, 0].tolist(), "y": pts[:, 1].tolist()})
+        pts = stream[d, row]
+        a = pts[action]
+        traces.append({"type": "scatter", "x": pts[:, 0].tolist(), "y": pts[:, 1].tolist(),
+                       "text": group_labels(pts, names[row]), "hovertext": names[row]})
         traces.append({"type": "scatter", "x": [float(a[0])], "y": [float(a[1])]})
     return traces
 
 
+def _floored(values: np.ndarray, floor: float) -> list:
+    """Values for a log axis: below ``floor`` drawn at the floor, non-finite left out (a gap)."""
+    return [None if not np.isfinite(v) else max(float(v), floor) for v in values]
+
+
 def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
-    """Four readouts against depth: size, cosine to the start, angle between scenarios, collapse."""
+    """Six readouts against depth that cannot hide a merge: the action token's size, its cosine to
+    its start, its angle to the nearest other token, the angle between the two sentences, how many
+    tokens are distinct, and the smallest angle between two tokens."""
     s = _style(state)
     r = result.readouts
+    n = result.trace.stream.shape[2]
     blocks = np.arange(r.action_norm.shape[0])
-    fig = make_subplots(rows=2, cols=2, vertical_spacing=0.2, horizontal_spacing=0.12, subplot_titles=(
-        t("fig.readouts.norm"), t("fig.readouts.cosine"), t("fig.readouts.angle"), t("fig.readouts.collapse")))
-    floor = np.finfo(float).tiny
+    size_floor = VANISHED * float(r.action_norm[0].min())
+    panels = ("norm", "nearest", "distinct", "cosine", "angle", "smallest")
+    fig = make_subplots(rows=2, cols=3, vertical_spacing=0.22, horizontal_spacing=0.09,
+                        subplot_titles=[t("fig.readouts." + p, n=n) for p in panels])
     for row, scenario in enumerate(state.scenarios):
         line = {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 1.5}
-        name = plotly_text(side_name(state.example, scenario, t))
-        fig.add_trace(go.Scatter(x=blocks, y=r.action_norm[:, row], name=name, line=line, legendgroup=scenario),
-                      row=1, col=1)
-        fig.add_trace(go.Scatter(x=blocks, y=r.action_cosine_to_input[:, row], name=name, line=line,
-                                 legendgroup=scenario, showlegend=False), row=1, col=2)
-        fig.add_trace(go.Scatter(x=blocks, y=np.maximum(r.relative_residual[:, row], floor), name=name, line=line,
-                                 legendgroup=scenario, showlegend=False), row=2, col=2)
+        common = {"name": plotly_text(side_name(state.example, scenario, t)), "legendgroup": scenario, "line": line}
+        fig.add_trace(go.Scatter(x=blocks, y=_floored(r.action_norm[:, row], size_floor), **common), row=1, col=1)
+        common["showlegend"] = False
+        fig.add_trace(go.Scatter(x=blocks, y=r.action_nearest_angle[:, row], **common), row=1, col=2)
+        fig.add_trace(go.Scatter(x=blocks, y=r.distinct_tokens[:, row], line_shape="hv", **common), row=1, col=3)
+        fig.add_trace(go.Scatter(x=blocks, y=r.action_cosine_to_input[:, row], **common), row=2, col=1)
+        fig.add_trace(go.Scatter(x=blocks, y=_floored(r.smallest_pairwise_angle[:, row], ANGLE_FLOOR), **common),
+                      row=2, col=3)
+    if state.norm_used != "none" and state.placement == "pre":  # what every sublayer reads
+        reads = np.full(blocks.shape, float(np.sqrt(2)))
+        fig.add_trace(go.Scatter(x=blocks, y=reads, name=t("legend.normalized_copy"),
+                                 line={"color": TARGET, "dash": "dash", "width": s["line"] / 1.5}), row=1, col=1)
     if len(state.scenarios) == 2:
-        fig.add_trace(go.Scatter(x=blocks, y=r.scenario_angle, name=t("legend.angle"),
-                                 line={"color": "#000000", "width": s["line"] / 1.5}), row=2, col=1)
-    fig.update_yaxes(type="log", row=1, col=1)
-    fig.update_yaxes(type="log", row=2, col=2)
-    fig.update_yaxes(range=[-1.05, 1.05], row=1, col=2)
+        angle = np.where(r.scenario_angle < ANGLE_FLOOR, 0.0, r.scenario_angle)  # float noise is zero
+        fig.add_trace(go.Scatter(x=blocks, y=angle, name=t("legend.angle"),
+                                 line={"color": "#000000", "width": s["line"] / 1.5}), row=2, col=2)
+    else:
+        fig.add_annotation(text=t("fig.readouts.angle_needs_two"), xref="x5 domain", yref="y5 domain", x=0.5,
+                           y=0.5, showarrow=False, font={"size": s["font"] - 2, "color": "#555555"})
+    fig.add_hline(y=OWN_DIRECTION, line={"color": "#555555", "dash": "dot", "width": 1}, row=1, col=2)
+    fig.update_yaxes(**log_axis(np.concatenate([r.action_norm.ravel(), [size_floor]]), size_floor), row=1, col=1)
+    fig.update_yaxes(rangemode="tozero", row=1, col=2)
+    fig.update_yaxes(range=[0, n + 0.5], dtick=1 if n <= 8 else 2, row=1, col=3)
+    fig.update_yaxes(range=[-1.05, 1.05], row=2, col=1)
+    top = float(np.nanmax(np.concatenate([r.scenario_angle, [5.0]])))
+    fig.update_yaxes(range=[0, top * 1.1], row=2, col=2)
+    fig.update_yaxes(**log_axis(r.smallest_pairwise_angle.ravel(), ANGLE_FLOOR), row=2, col=3)
     fig.update_xaxes(title_text=t("legend.block"), row=2)  # a top-row title would run into the panel titles
     fig.update_annotations(font_size=s["font"])
     _layout(fig, state, t, t("fig.readouts.title"))
-    if state.projector:  # two rows of panels at projector font sizes need the room
-        fig.update_layout(height=s["height"] + 140)
+    fig.update_layout(height=s["height"] + (200 if state.projector else 60))
+    if np.any(r.action_norm < size_floor) or np.any(r.smallest_pairwise_angle < ANGLE_FLOOR):
+        fig.add_annotation(text=t("fig.readouts.floor", size=readable(VANISHED), angle=readable(ANGLE_FLOOR)),
+                           xref="paper", yref="paper", x=0, y=-0.22, xanchor="left", yanchor="top",
+                           showarrow=False, font={"size": s["font"] - 2, "color": "#333333"})
     return fig
-
-
-def verdict_reading(state: ExplorerState, result: Exploration) -> tuple[str, dict]:
-    """Which verdict the readouts call for: its catalog key and the numbers that fill it in."""
-    r = result.readouts
-    collapsed = np.nonzero(np.all(r.relative_residual <= COLLAPSE_LIMIT, axis=1))[0]
-    if collapsed.size:
-        return "verdict.collapse", {"block": int(collapsed[0])}
-    with np.errstate(all="ignore"):
-        ratio = r.action_norm / r.action_norm[0]
-    finite = np.where(np.isfinite(ratio), ratio, np.inf)
-    grown = np.nonzero(np.any(finite >= RANGE_LIMIT, axis=1))[0]
-    if grown.size:
-        final = finite[-1].max()
-        if not np.isfinite(final):
-            return "verdict.grew_overflow", {"block": int(grown[0])}
-        return "verdict.grew", {"block": int(grown[0]), "factor": f"{final:.3g}"}
-    shrunk = np.nonzero(np.any(finite <= 1 / RANGE_LIMIT, axis=1))[0]
-    if shrunk.size:
-        return "verdict.shrank", {"block": int(shrunk[0]), "factor": f"{finite[-1].min():.3g}"}
-    if state.norm_used == "layernorm" and on_layernorm_points(result):
-        return "verdict.layernorm_2d", {"depth": state.depth}
-    key = "verdict.stable_two" if len(state.scenarios) == 2 else "verdict.stable_one"
-    return key, {"spread": float(r.relative_residual[-1].min()), "angle": float(r.scenario_angle[-1]),
-                 "size": float(r.action_norm[-1].max()), "depth": state.depth}
-
-
-def on_layernorm_points(result: Exploration, tolerance: float = 1e-3) -> bool:
-    """Does every token leave the stack at one of LayerNorm's two 2-D points, +-(1, -1)?"""
-    out = result.trace.stream[-1].reshape(-1, 1, 2)
-    return bool(np.all(np.min(np.linalg.norm(out - layernorm_points_2d(), axis=-1), axis=-1) < tolerance))
-
-
-def verdict(state: ExplorerState, result: Exploration, t: Text) -> str:
-    """One sentence a class can read at a glance, computed from the readouts."""
-    key, values = verdict_reading(state, result)
-    return t(key, **values)
 
 
 def course_table_matches(result: Exploration, state: ExplorerState) -> bool:
@@ -302,7 +345,7 @@ def stage_rows(state: ExplorerState, result: Exploration, t: Text) -> list[dict]
     block = state.shown_block - 1
     rows = []
     for i, stage in enumerate(result.trace.stages):
-        row = {t("table.stage"): t("stage." + stage)}
+        row = {t("table.stage"): stage_label(stage, result.trace.config, t)}
         for b, scenario in enumerate(state.scenarios):
             v = result.trace.values[block, i, b, state.example.action]
             name = side_name(state.example, scenario, t)
