@@ -14,14 +14,19 @@ from numpy.testing import assert_allclose, assert_array_equal
 from blockstab.block import StackConfig, run_stack
 from blockstab.init import random_stack, random_tokens
 from blockstab.readouts import (
+    DISTINCT_DEGREES,
     angle_degrees,
     composite_norm,
     cosine,
+    distinct_tokens,
     feature_moments,
     mean_pairwise_cosine,
+    nearest_token,
     readouts,
     relative_residual,
     rms,
+    smallest_pairwise_angle,
+    token_groups,
     vector_norm,
 )
 
@@ -304,3 +309,66 @@ def test_norm_moments_after_rmsnorm_have_unit_mean_square(placement):
         ms_before = var_b + mean_b**2
         assert_allclose(var_a + mean_a**2, ms_before / (ms_before + eps), rtol=1e-10)
         assert not np.allclose(mean_a, 0.0), before  # RMSNorm does not centre
+
+
+# ------------------------------------------------------------------------------ distinct tokens
+
+
+def test_token_groups_hand_computed():
+    x = np.array([[1.0, 0.0], [2.0, 1e-4], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0], [-1.0, 0.0]])
+    # 1 and 2 point the same way (0.003 deg apart); the two zero vectors are equal; the rest stand alone
+    assert_array_equal(token_groups(x), [0, 0, 2, 3, 3, 5])
+    assert distinct_tokens(x) == 4
+    assert smallest_pairwise_angle(x[[0, 2, 5]]) == pytest.approx(90.0)
+
+
+def test_a_chain_of_close_tokens_is_one_group():
+    angles = np.radians([0.0, 0.8, 1.6, 2.4, 90.0])
+    x = np.column_stack([np.cos(angles), np.sin(angles)])
+    assert_array_equal(token_groups(x), [0, 0, 0, 0, 4])  # every neighbour < 1 deg, the ends 2.4 deg apart
+
+
+def test_a_non_finite_vector_makes_the_count_unknown():
+    x = np.array([[[1.0, 0.0], [np.inf, 0.0]], [[1.0, 0.0], [0.0, 1.0]]])
+    counts = distinct_tokens(x)
+    assert np.isnan(counts[0]) and counts[1] == 2
+
+
+def test_nearest_token_names_the_closest_other_token():
+    x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [-1.0, 0.0]])
+    angle, index = nearest_token(x, 0)
+    assert index == 2 and angle == pytest.approx(np.degrees(np.arctan(0.2)))
+    angle, index = nearest_token(np.zeros((3, 2)), 1)
+    assert np.isnan(angle) and index == -1
+
+
+@PROPERTY
+@given(hnp.arrays(np.float64, st.tuples(st.integers(2, 7), st.just(2)),
+                  elements=st.floats(-10, 10, allow_nan=False).filter(lambda v: v == 0 or abs(v) > 1e-6)),
+       st.permutations(range(7)))
+def test_distinct_count_ignores_order_and_scale_and_matches_the_smallest_angle(x, order):
+    order = [i for i in order if i < len(x)]
+    count = distinct_tokens(x)
+    assert 1 <= count <= len(x)
+    assert distinct_tokens(x[order]) == count
+    assert distinct_tokens(x * 1e200) == count and distinct_tokens(x * 1e-200) == count
+    smallest = smallest_pairwise_angle(x)
+    if np.isfinite(smallest) and smallest >= DISTINCT_DEGREES and np.all(np.any(x != 0, axis=-1)):
+        assert count == len(x)
+    if count == len(x) and not np.isnan(smallest):
+        assert smallest >= DISTINCT_DEGREES
+
+
+@PROPERTY
+@given(hnp.arrays(np.float64, st.tuples(st.integers(2, 6), st.just(2)), elements=st.floats(-5, 5, allow_nan=False)),
+       st.integers(0, 5))
+def test_nearest_token_is_the_minimum_over_the_others(x, token):
+    token = token % len(x)
+    angle, index = nearest_token(x, token)
+    others = [angle_degrees(x[token], x[j]) for j in range(len(x)) if j != token]
+    finite = [a for a in others if not np.isnan(a)]
+    if finite:
+        assert angle == pytest.approx(min(finite), abs=1e-9)
+        assert angle_degrees(x[token], x[index]) == pytest.approx(angle, abs=1e-9)
+    else:
+        assert np.isnan(angle) and index == -1

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from blockstab.block import STAGES
 from blockstab.lesson import ACTION_TOKEN, COURSE_TABLE, SCENARIOS
-from blockstab.scenario import Scenario
 from blockstab.readouts import distinct_tokens
+from blockstab.scenario import Scenario
 from ui.controls import APP_CONTROLS, BY_KEY, CONTROLS, STAGE_FOCUS, ExplorerState, check_query
 from ui.text import LANGUAGES, Text, catalog
 from ui.views import (
@@ -518,3 +518,53 @@ def test_a_depth_change_keeps_the_block_view_and_a_block_change_the_others():
     assert figure_state("block", block_3) != figure_state("block", ExplorerState())
     with pytest.raises(ValueError):
         figure_state("nope", ExplorerState())
+
+
+# --- labels follow the switches --------------------------------------------------------------------
+
+
+@LANGS
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_stage_names_say_what_the_switches_left(lang, placement):
+    t = Text(lang)
+    for residual, norm in ((True, True), (False, True), (True, False), (False, False)):
+        state = ExplorerState(residual=residual, norm=norm, placement=placement, depth=2, focus="ffn_residual")
+        result = explore(state)
+        names = [r[t("table.stage")] for r in stage_rows(state, result, t)]
+        legend = {tr.name.split(" · ")[-1] for tr in block_figure(state, result, t).data if tr.legendgroup}
+        for stage in ("attention_residual", "ffn_residual"):
+            assert (t(f"stage.{stage}.no_residual") in names) == (not residual)
+            assert (t(f"stage.{stage}") in names) == residual
+        assert (t("stage.ffn_residual.no_residual") in legend) == (not residual)
+        for stage in ("attention_norm", "ffn_norm"):
+            assert (t(f"stage.{stage}.off") in names) == (not norm)
+        if not norm:  # an "unchanged" stage really is a copy of the one before it
+            for before, after in (("attention_residual", "attention_norm"), ("ffn_residual", "ffn_norm")) \
+                    if placement == "post" else (("input", "attention_norm"), ("attention_residual", "ffn_norm")):
+                np.testing.assert_array_equal(result.trace.stage(before), result.trace.stage(after))
+        title = block_figure(replace_focus(state, "attention_residual"), result, t).layout.title.text
+        assert (t("stage.attention_residual.no_residual") in title) == (not residual)
+
+
+def replace_focus(state, focus):
+    from dataclasses import replace
+    return replace(state, focus=focus)
+
+
+@LANGS
+@pytest.mark.parametrize("view", [{}, {"scenario": "confirmed"}, {"block": 3}, {"placement": "pre"}])
+def test_feed_forward_view_says_what_the_memory_wrote(lang, view):
+    t = Text(lang)
+    state = ExplorerState(focus="feed_forward", depth=4, **view)
+    result = explore(state)
+    note = next(a.text for a in block_figure(state, result, t).layout.annotations if a.xref == "paper")
+    memory = result.trace.stage("feed_forward")[state.shown_block - 1, :, ACTION_TOKEN]
+    lines = note.split("<br>")
+    assert len(lines) == len(state.scenarios)
+    for line, written in zip(lines, memory, strict=True):
+        if np.allclose(written, 0):
+            assert "G(h) = 0" in line
+        else:  # the written vector points along the stored direction named (or between those named)
+            angle = np.degrees(np.arctan2(written[1], written[0]))
+            named = [float(a) for a in re.findall(r"(-?\d+)°", line)]
+            assert named and min(named) - 0.6 <= angle <= max(named) + 0.6, (angle, line)

@@ -1,0 +1,47 @@
+"""Numbers as a student reads them: no 1.3e+40, no 0×, powers of ten written out."""
+
+import math
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ui.numbers import fixed, power_of_ten, readable, vector_text
+
+SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
+@pytest.mark.parametrize("x, text", [
+    (161.3, "161"), (0.0512, "0.0512"), (1.28e40, "1.3 × 10⁴⁰"), (1e-16, "10⁻¹⁶"), (0.0, "0"), (1.414, "1.41"),
+    (3.31e4, "3.3 × 10⁴"), (-2.5e-7, "−2.5 × 10⁻⁷"), (9.96e5, "10⁶"), (1234.0, "1234"), (5e-324, "4.9 × 10⁻³²⁴"),
+])
+def test_readable_hand_picked(x, text):
+    assert readable(x) == text
+
+
+def test_power_of_ten_and_vectors():
+    assert power_of_ten(40) == "10⁴⁰" and power_of_ten(-15) == "10⁻¹⁵"
+    assert vector_text([1.0259, 1.9781]) == "[1.026, 1.978]"
+    assert vector_text([-0.00001, 2.07e40]) == "[0.000, 2.1 × 10⁴⁰]"
+    assert fixed(float("inf")) == "—"
+
+
+def value_of(text: str) -> float:
+    """Read a readable() string back."""
+    text = text.replace("−", "-")
+    if "× 10" in text:
+        mantissa, power = text.split(" × 10")
+        return float(mantissa) * 10.0 ** int(power.translate(SUPERSCRIPT))
+    if text.lstrip("-").startswith("10") and any(c in text for c in "⁰¹²³⁴⁵⁶⁷⁸⁹"):
+        sign = -1 if text.startswith("-") else 1
+        return sign * 10.0 ** int(text.lstrip("-")[2:].translate(SUPERSCRIPT))
+    return float(text)
+
+
+@given(st.floats(min_value=-1e300, max_value=1e300, allow_nan=False).filter(lambda v: v == 0 or abs(v) > 1e-300))
+def test_readable_never_shows_an_exponent_and_reads_back_close(x):
+    text = readable(x)
+    assert not re.search(r"\d[eE][+-]?\d", text)
+    back = value_of(text)
+    assert back == 0 if x == 0 else math.isclose(back, x, rel_tol=0.06)
