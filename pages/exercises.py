@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.lessons import CHECKLIST, QUESTIONS
+from ui.lessons import CHECKLIST, QUESTIONS, lesson_facts
 from ui.text import Text
 from ui.widgets import language, open_in_explorer
 
@@ -50,7 +50,7 @@ for exercise in (1, 2):
             verdict = "ex.right" if choice == question.answer else "ex.wrong"
             feedback = st.success if choice == question.answer else st.error
             feedback(t(verdict, answer=t(question.choice_key(question.answer))))
-            st.markdown(t(f"ex.{question.id}.explain"))
+            st.markdown(t(f"ex.{question.id}.explain", **lesson_facts()))
             if st.button(t("ex.show_me"), key=f"show_{question.id}", icon=":material/visibility:"):
                 open_in_explorer(question.show_me)
     if all(first[q.id] is not None for q in QUESTIONS if q.exercise == exercise):

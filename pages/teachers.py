@@ -4,14 +4,14 @@ import streamlit as st
 
 from blockstab.papers import PAPERS
 from ui.controls import CONTROLS, explorer_query
-from ui.lessons import PRESETS
+from ui.lessons import PRESETS, lesson_facts
 from ui.text import Text
 from ui.widgets import example_in_link, language, open_in_explorer
 
 t = Text(language())
 
 st.title(t("teach.title"))
-st.markdown(t("teach.script"))
+st.markdown(t("teach.script", **lesson_facts()))
 
 st.header(t("teach.presets"))
 for preset in PRESETS:

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from blockstab.scenario import LESSON
-from ui.lessons import TOUR
+from ui.lessons import TOUR, lesson_facts
 from ui.text import Text
 from ui.widgets import active_example, figure_cached, language, open_in_explorer
 
@@ -37,7 +37,7 @@ forward.button(t("tour.next"), key="tour_next", disabled=number == len(TOUR), on
 st.subheader(t(f"tour.{step.id}.title"))
 text, figure = st.columns([2, 3])
 with text:
-    st.markdown(t(f"tour.{step.id}.body"))
+    st.markdown(t(f"tour.{step.id}.body", **lesson_facts()))
     if st.button(t("tour.open_in_explorer"), key="tour_open", icon=":material/open_in_new:"):
         open_in_explorer(step.view)
 with figure:

@@ -9,7 +9,8 @@ from test_pages import tables
 from ui.controls import CONTROLS, ExplorerState
 from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
 from ui.text import Text
-from ui.views import explore, verdict
+from ui.verdicts import verdict
+from ui.views import explore
 
 APP = str(Path(__file__).parents[1] / "app.py")
 

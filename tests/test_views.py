@@ -263,7 +263,10 @@ def test_readouts_figure_draws_every_panel_with_readable_axes(lang, state):
     assert (t("fig.readouts.angle_needs_two") in titles) == (len(state.scenarios) == 1)
     floored = np.any(r.action_norm < 1e-15 * r.action_norm[0].min()) or np.any(r.smallest_pairwise_angle < 1e-9)
     note = t("fig.readouts.floor", size="10⁻¹⁵", angle="10⁻⁹")
-    assert (note in titles) == bool(floored)
+    notes = "<br>".join(titles)
+    assert (note in notes) == bool(floored)
+    undefined = np.any(np.isnan(r.action_cosine_to_input))
+    assert (t("fig.readouts.undefined", block=0)[-30:] in notes) == bool(undefined)
     # only the bottom row names its x axis: a top-row title would run into the panel titles below
     assert [fig.layout[f"xaxis{i}"].title.text for i in ("", 2, 3)] == [None] * 3
     assert [fig.layout[f"xaxis{i}"].title.text for i in (4, 5, 6)] == [t("legend.block")] * 3

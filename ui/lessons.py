@@ -8,10 +8,16 @@ change to these tables, rendered by generic pages.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
+import numpy as np
+
+from blockstab.lesson import lesson_params
 from blockstab.scenario import LESSON, Scenario
 
 from .controls import ExplorerState
+from .numbers import readable
+from .views import explore
 
 
 @dataclass(frozen=True)
@@ -87,3 +93,29 @@ PRESETS = (
     Demonstration("layernorm_2d", {"norm_kind": "layernorm", "depth": 3, "focus": "attention_norm"}),
     Demonstration("pre_ln", {"placement": "pre", "depth": 100}),
 )
+
+
+@cache
+def lesson_facts() -> dict[str, str]:
+    """The numbers the lesson's prose quotes (tour, exercises, teachers' script), computed by the
+    engine on the lesson's sentence, so the words can never drift from the pictures."""
+    def readouts(**view):
+        return explore(ExplorerState(**view)).readouts
+
+    collapse = readouts(residual=False).distinct_tokens
+    growth = readouts(norm=False).action_norm
+    ratio = float((growth[-1] / growth[0]).min())
+    stable = {depth: readouts(depth=depth) for depth in (24, 100)}
+    pre = readouts(placement="pre", depth=100).action_norm
+    return {
+        "collapse_block": str(int(np.nonzero(np.all(collapse == 1, axis=1))[0][0])),
+        "growth_24": readable(ratio),
+        "growth_per_block": readable(ratio ** (1 / 24), digits=2),
+        "distinct_24": str(int(stable[24].distinct_tokens[-1].min())),
+        "distinct_100": str(int(stable[100].distinct_tokens[-1].min())),
+        "nearest_24": readable(float(stable[24].action_nearest_angle[-1].min()), digits=2),
+        "nearest_100": readable(float(stable[100].action_nearest_angle[-1].min()), digits=2),
+        "sentences_24": readable(float(stable[24].scenario_angle[-1]), digits=2),
+        "pre_growth_100": readable(float((pre[-1] / pre[0]).max()), digits=2),
+        "memory_keys": str(lesson_params().blocks[0].feed_forward.w_in.shape[1]),
+    }

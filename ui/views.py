@@ -217,10 +217,11 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     moving = list(range(len(data), len(data) + 2 * len(state.scenarios)))
     names = [[plotly_text(n) for n in token_labels(state.example, side, t)] for side in state.scenarios]
     # The moving traces at the last block, with their style: the figure opens there.
-    for scenario in state.scenarios:
-        data.append({"type": "scatter", "mode": "markers+text", "hoverinfo": "text", "textposition": "top center",
+    for row, scenario in enumerate(state.scenarios):  # the second sentence labels below its dots
+        data.append({"type": "scatter", "mode": "markers+text", "hoverinfo": "text",
+                     "textposition": "bottom center" if row else "top center",
                      "marker": {"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.8},
-                     "textfont": {"color": "#333333", "size": s["font"] - 2},
+                     "textfont": {"color": SCENARIO_COLOURS[scenario], "size": s["font"] - 2},
                      "name": t("legend.other_tokens"), "showlegend": False})
         data.append({"type": "scatter", "mode": "markers", "name": t("legend.now"), "showlegend": False,
                      "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2, "symbol": "circle-open",
@@ -293,7 +294,8 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
                         subplot_titles=[t("fig.readouts." + p, n=n) for p in panels])
     for row, scenario in enumerate(state.scenarios):
         line = {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 1.5}
-        common = {"name": plotly_text(side_name(state.example, scenario, t)), "legendgroup": scenario, "line": line}
+        common = {"name": plotly_text(side_name(state.example, scenario, t)), "legendgroup": scenario, "line": line,
+                  "mode": "lines+markers", "marker": {"size": s["marker"] / 2.5}}  # a lone point still shows
         fig.add_trace(go.Scatter(x=blocks, y=_floored(r.action_norm[:, row], size_floor), **common), row=1, col=1)
         common["showlegend"] = False
         fig.add_trace(go.Scatter(x=blocks, y=r.action_nearest_angle[:, row], **common), row=1, col=2)
@@ -313,7 +315,7 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
         fig.add_annotation(text=t("fig.readouts.angle_needs_two"), xref="x5 domain", yref="y5 domain", x=0.5,
                            y=0.5, showarrow=False, font={"size": s["font"] - 2, "color": "#555555"})
     fig.add_hline(y=OWN_DIRECTION, line={"color": "#555555", "dash": "dot", "width": 1}, row=1, col=2)
-    fig.update_yaxes(**log_axis(np.concatenate([r.action_norm.ravel(), [size_floor]]), size_floor), row=1, col=1)
+    fig.update_yaxes(**log_axis(r.action_norm.ravel(), size_floor), row=1, col=1)
     fig.update_yaxes(rangemode="tozero", row=1, col=2)
     fig.update_yaxes(range=[0, n + 0.5], dtick=1 if n <= 8 else 2, row=1, col=3)
     fig.update_yaxes(range=[-1.05, 1.05], row=2, col=1)
@@ -324,10 +326,15 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
     fig.update_annotations(font_size=s["font"])
     _layout(fig, state, t, t("fig.readouts.title"))
     fig.update_layout(height=s["height"] + (200 if state.projector else 60))
+    notes = []
     if np.any(r.action_norm < size_floor) or np.any(r.smallest_pairwise_angle < ANGLE_FLOOR):
-        fig.add_annotation(text=t("fig.readouts.floor", size=readable(VANISHED), angle=readable(ANGLE_FLOOR)),
-                           xref="paper", yref="paper", x=0, y=-0.22, xanchor="left", yanchor="top",
-                           showarrow=False, font={"size": s["font"] - 2, "color": "#333333"})
+        notes.append(t("fig.readouts.floor", size=readable(VANISHED), angle=readable(ANGLE_FLOOR)))
+    undefined = np.nonzero(np.any(np.isnan(r.action_cosine_to_input), axis=1))[0]
+    if undefined.size:
+        notes.append(t("fig.readouts.undefined", block=int(undefined[0])))
+    if notes:
+        fig.add_annotation(text="<br>".join(notes), xref="paper", yref="paper", x=0, y=-0.22, xanchor="left",
+                           yanchor="top", align="left", showarrow=False, font={"size": s["font"] - 2, "color": "#333333"})
     return fig
 
 
