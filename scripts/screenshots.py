@@ -21,7 +21,8 @@ from local_server import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
 VIEWS = ("/", "/?residual=false", "/?norm=false", "/?residual=false&norm=false", "/?placement=pre&depth=100")
 SIZES = ("1280x720", "1024x768", "390x844")
-SETTLED = """() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'
+SETTLED = """() => document.querySelector('[data-testid=stApp]')
+    ?.getAttribute('data-test-script-state') === 'notRunning'
   && !document.querySelector('[data-testid=stSkeleton]')
   && [...document.querySelectorAll('.js-plotly-plot')].every(gd => gd._fullData && gd.querySelector('.main-svg'))"""
 

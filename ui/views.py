@@ -334,7 +334,8 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
         notes.append(t("fig.readouts.undefined", block=int(undefined[0])))
     if notes:
         fig.add_annotation(text="<br>".join(notes), xref="paper", yref="paper", x=0, y=-0.22, xanchor="left",
-                           yanchor="top", align="left", showarrow=False, font={"size": s["font"] - 2, "color": "#333333"})
+                           yanchor="top", align="left", showarrow=False,
+                           font={"size": s["font"] - 2, "color": "#333333"})
     return fig
 
 
