@@ -1,0 +1,88 @@
+"""What a student reads in the Explorer is what the engine computed (issue #12), in real Chromium:
+the verdict counts the distinct tokens and says whether the action token kept its direction; the
+switches rename the stages they change; a view with both stabilisers off still draws its readouts;
+no number anywhere on the page is printed as 1.3e+40."""
+
+import re
+
+import numpy as np
+import pytest
+from test_browser import VERDICT, assert_healthy, open_app, shot
+
+from blockstab.lesson import ACTION_TOKEN
+from blockstab.readouts import angle_degrees
+from ui.controls import ExplorerState
+from ui.text import Text
+from ui.verdicts import OWN_DIRECTION, verdict
+from ui.views import explore
+
+pytestmark = pytest.mark.browser
+RAW_EXPONENT = re.compile(r"\d(?:\.\d+)?[eE][+-]?\d")
+
+# Every readout panel's traces, by the y axis they sit on, as drawn in the page.
+READOUT_POINTS = """() => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g._fullLayout && g._fullLayout.yaxis6);
+  const drawn = {};
+  for (const tr of gd._fullData) {
+    const axis = tr.yaxis || 'y';
+    drawn[axis] = (drawn[axis] || 0) + Array.from(tr.y || []).filter(v => v !== null && Number.isFinite(v)).length;
+  }
+  return drawn;
+}"""
+
+
+def page_text(page) -> str:
+    """Everything a person can read on the page, charts' SVG text included."""
+    return page.evaluate("() => document.body.innerText + ' ' + [...document.querySelectorAll('svg text')]"
+                         ".map(t => t.textContent).join(' ')")
+
+
+@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+def test_default_verdict_counts_tokens_and_agrees_with_the_trace(new_page, app_url, lang, locale):
+    page = new_page(locale=locale)
+    open_app(page, f"{app_url}/?lang={lang}")
+    assert_healthy(page)
+    shown = page.inner_text(VERDICT).strip()
+    state = ExplorerState()
+    result = explore(state)
+    assert shown == verdict(state, result, Text(lang)).replace("*", "")
+    stream = result.trace.stream[-1]
+    t = Text(lang)
+    for row in range(stream.shape[0]):  # the trace itself, token by token
+        nearest = min(angle_degrees(stream[row, ACTION_TOKEN], stream[row, j]) for j in range(stream.shape[1])
+                      if j != ACTION_TOKEN)
+        assert nearest >= OWN_DIRECTION
+    assert t("verdict.action_kept", angle="@").split("@")[0] in shown
+    distinct = t("verdict.distinct", sentence="@", n=5, angle="@").split("@")[1].split("5")[0]
+    assert shown.count(distinct) == 2  # both sentences: "all 5 tokens distinct"
+    shot(page, f"truth-default-{lang}")
+
+
+@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+def test_residual_off_names_the_stage_without_its_residual(new_page, app_url, lang, locale):
+    page = new_page(locale=locale)
+    open_app(page, f"{app_url}/?lang={lang}&residual=false")
+    assert_healthy(page)
+    t = Text(lang)
+    text = page_text(page)
+    assert t("stage.attention_residual.no_residual") in text  # chart title, legend and table
+    assert page.locator("table").first.inner_text().count(t("stage.ffn_residual.no_residual")) == 1
+    assert t("stage.attention_residual") + "\n" not in page.locator("table").first.inner_text()
+    shot(page, f"truth-no-residual-{lang}")
+
+
+@pytest.mark.parametrize("view", ["residual=false&norm=false", "norm=false&depth=100", "norm=false",
+                                  "placement=pre&depth=100", "norm_kind=layernorm"])
+@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+def test_every_readout_panel_draws_and_no_number_is_raw_exponent(new_page, app_url, view, lang, locale):
+    page = new_page(locale=locale)
+    open_app(page, f"{app_url}/?lang={lang}&{view}")
+    assert_healthy(page)
+    drawn = page.evaluate(READOUT_POINTS)
+    for axis in ("y", "y2", "y3", "y4", "y6"):
+        assert drawn.get(axis, 0) > 0, (axis, drawn)
+    text = page_text(page)
+    assert not RAW_EXPONENT.search(text), RAW_EXPONENT.search(text).group(0)
+    assert "0×" not in text and " blocks:" not in text.replace("1 blocks", "")
+    assert not np.any([s in text for s in ("1B", "100µ", "10n", "1p")])
+    shot(page, f"truth-{re.sub(r'[^a-z0-9]+', '-', view)}-{lang}")
