@@ -571,3 +571,15 @@ def test_feed_forward_view_says_what_the_memory_wrote(lang, view):
             angle = np.degrees(np.arctan2(written[1], written[0]))
             named = [float(a) for a in re.findall(r"(-?\d+)°", line)]
             assert named and min(named) - 0.6 <= angle <= max(named) + 0.6, (angle, line)
+
+
+@pytest.mark.parametrize("focus", ["attention", "feed_forward"])
+def test_a_branch_is_labelled_with_its_own_value_not_the_sum(focus):
+    """Tour step 2 is "up to attention F(x)": its label is F(x), though the arrow, drawn from the
+    tip of x, ends at x + F(x)."""
+    state = ExplorerState(focus=focus, depth=1)
+    result = explore(state)
+    labels = {a.text for a in block_figure(state, result, Text("en")).layout.annotations if a.xref != "paper"}
+    branch = result.trace.stage(focus)[0, :, ACTION_TOKEN]
+    for row in range(2):
+        assert f"[{branch[row, 0]:.3f}, {branch[row, 1]:.3f}]" in labels

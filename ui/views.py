@@ -169,8 +169,9 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
                 marker={"size": [0, s["marker"] if focused else s["marker"] / 2], "color": colour},
                 meta=label, hovertemplate="%{meta}<br>[%{x:.3f}, %{y:.3f}]<extra></extra>",
             ))
-            if focused or stage == "attention_residual":
-                fig.add_annotation(x=end[0], y=end[1], text=vector_text(end), showarrow=False,
+            if focused or stage == "attention_residual":  # the stage's own value, at the arrow's tip
+                value = result.trace.values[state.shown_block - 1, cfg.stages.index(stage), row, state.example.action]
+                fig.add_annotation(x=end[0], y=end[1], text=vector_text(value), showarrow=False,
                                    xanchor="left" if row else "right", xshift=10 if row else -10,
                                    bgcolor="rgba(255,255,255,0.8)", font={"color": colour, "size": s["font"]})
             ends += [start, end]
