@@ -18,7 +18,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from test_gradients import arrays
 
 from blockstab.block import RESIDUAL_SCALES, deepnorm_beta, run_stack
-from blockstab.gradients import layer_gradient_norms, stack_backward
+from blockstab.gradients import backward_steps, layer_gradient_norms, stack_backward
 from blockstab.init import INIT_SCHEMES, SeededBlocks, random_block
 from blockstab.lab import (
     COMPARISONS,
@@ -180,6 +180,33 @@ def test_backward_norms_are_stack_backwards(wiring):
     assert_array_equal(curves.gradient_norm, weights)
     assert_array_equal(curves.ffn_out_gradient_norm, ffn_out)
     assert_array_equal(curves.stream_gradient_norm, stream_grad)
+
+
+# Issue #13's smallest case: a 2-wide Post-LN stack with BERT weights whose first gradients are
+# ~1e-171, far below where their squares underflow (~1e-154).
+TINY_GRADIENTS = LabSetup(d_model=2, tokens=2, heads=1, depth=18, init="bert", seed=0, placement="post",
+                          norm="layernorm")
+
+
+def test_tiny_gradient_norms_do_not_underflow():
+    """The same backward with the readout scaled by 2^600 (exact: a power of two) lifts every
+    gradient into the range where squares are safe; ours, times 2^600, must match those plain norms."""
+    setup, lift = TINY_GRADIENTS, 2.0**600
+    curves = depth_curves(setup)
+    lifted = backward_steps(forward_stream(setup)[:, None], setup.params, setup.config,
+                            setup.readout_direction() * lift)
+    plain = {i: (np.sqrt(sum(np.sum(a * a) for _, a in arrays(grads))), np.sqrt(np.sum(grads.feed_forward.w_out**2)),
+                 np.sqrt(np.sum(grad * grad))) for i, grad, grads in lifted if i < setup.depth}
+    tiny = [i for i in range(setup.depth) if curves.gradient_norm[i] < 1e-150]  # lifted, still far from overflow
+    assert tiny == list(range(len(tiny))) and len(tiny) >= 3
+    for i in tiny:
+        assert curves.gradient_norm[i] * lift == pytest.approx(plain[i][0], rel=1e-13)
+        assert curves.ffn_out_gradient_norm[i] * lift == pytest.approx(plain[i][1], rel=1e-13)
+        assert curves.stream_gradient_norm[i] * lift == pytest.approx(plain[i][2], rel=1e-13)
+    assert curves.gradient_norm[0] == pytest.approx(7.43095e-171, rel=1e-5)
+    assert curves.gradient_norm[1] == pytest.approx(1.209729e-160, rel=1e-6)
+    assert curves.ffn_out_gradient_norm[:2] == pytest.approx([2.44459e-176, 1.02290e-165], rel=1e-5)
+    assert np.all(curves.gradient_norm > 0) and np.all(np.isfinite(curves.gradient_norm))
 
 
 # ------------------------------------------------------------------------ progress and cancelling
