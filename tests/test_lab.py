@@ -61,7 +61,7 @@ def assert_same_arrays(a, b) -> None:
     {"seed": -1}, {"seed": 100}, {"seed": 1.5}, {"seed": "0"},
     {"depth": 0}, {"depth": MAX_LAB_DEPTH + 1}, {"depth": 2.5}, {"depth": True},
     {"init": "he"}, {"placement": "middle"}, {"norm": "batchnorm"}, {"residual_scale": "two"},
-    {"residual": "yes"}, {"feed_forward": 1},
+    {"residual": "yes"}, {"feed_forward": 1}, {"embedding": "gpt"},
 ], ids=lambda f: ",".join(f"{k}={v!r}" for k, v in f.items()))
 def test_a_bad_setup_is_refused(fields):
     with pytest.raises(ValueError):
@@ -117,6 +117,35 @@ def test_input_and_readout_depend_on_the_seed_only():
     assert a.input_tokens().shape == (1, 32, 64)
     assert not np.array_equal(a.input_tokens(), replace(a, seed=4).input_tokens())
     assert not np.array_equal(a.input_tokens() / np.sqrt(a.tokens), a.readout_direction())
+
+
+def test_bert_embedding_tokens_are_layernorm_of_word_position_and_type():
+    """Built independently: one word and one position vector per token, one type vector for all."""
+    setup = replace(SMALL, embedding="bert", seed=5)
+    rng = np.random.default_rng(5 + 1_000_003)
+    std = 0.02 * np.sqrt(768 / setup.d_model)
+    shape = (setup.tokens, setup.d_model)
+    word, position = rng.normal(0, std, shape), rng.normal(0, std, shape)
+    summed = word + position + rng.normal(0, std, setup.d_model)
+    centred = summed - summed.mean(axis=-1, keepdims=True)
+    expected = centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-12)
+    tokens = setup.input_tokens()
+    assert tokens.shape == (1, setup.tokens, setup.d_model)
+    assert_allclose(tokens[0], expected, rtol=1e-12, atol=1e-14)
+    assert_allclose(tokens.mean(axis=-1), 0.0, atol=1e-14)
+    assert_allclose((tokens**2).mean(axis=-1), 1.0, rtol=1e-9)
+    assert not np.array_equal(tokens, replace(setup, seed=6).input_tokens())
+    assert_array_equal(forward_stream(replace(setup, depth=1))[0], tokens[0])
+
+
+def test_the_shared_type_vector_makes_bert_tokens_start_less_spread():
+    """A third of each token's variance is the type vector every token shares: the relative residual
+    at the input is well below that of independent standard-normal tokens."""
+    setup = LabSetup(d_model=64, tokens=32, heads=4, depth=1)
+    for seed in range(3):
+        normal = relative_residual(replace(setup, seed=seed).input_tokens()[0])
+        bert = relative_residual(replace(setup, seed=seed, embedding="bert").input_tokens()[0])
+        assert normal > 0.95 and 0.5 < bert < 0.7
 
 
 # ------------------------------------------------------------------------------- forward and curves

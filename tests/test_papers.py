@@ -15,7 +15,7 @@ import pytest
 from paper_runs import SLOW_PAPERS, paper_run
 
 from blockstab import papers
-from blockstab.lab import forward_stream
+from blockstab.lab import depth_curves, forward_stream
 from blockstab.papers import CLAIMS, PAPERS, SEEDS, Finding, PaperRun
 
 
@@ -42,7 +42,7 @@ def assert_plain(run: PaperRun) -> None:
 
 def test_claims_and_presets_name_the_same_papers():
     assert set(CLAIMS) == set(PAPERS)
-    assert set(SLOW_PAPERS) < set(PAPERS)
+    assert set(SLOW_PAPERS) < set(PAPERS) and set(papers.WITH_FIGURE) <= set(PAPERS)
 
 
 @pytest.mark.parametrize("paper", ALL_PRESETS)
@@ -57,6 +57,7 @@ def test_every_claim_is_reproduced_with_the_default_seeds(paper):
         assert curves.setup.seed == SEEDS[0]
         assert np.all(np.isfinite(curves.relative_residual))
     assert bool(run.curves) == (paper != "geometry")
+    assert bool(run.published) == (paper in papers.WITH_FIGURE)
 
 
 @pytest.mark.slow
@@ -92,9 +93,9 @@ def with_setups_changed(monkeypatch, change) -> None:
 
 
 @pytest.mark.parametrize("variant, change, failing", [
-    ("skip", {"residual": False}, {"skip_keeps_rank", "skip_slows"}),
-    ("mlp", {"residual": True}, {"mlp_does_not_stop"}),
-    ("attention", {"residual": True}, {"doubly_exponential"}),
+    ("skip", {"residual": False}, {"skip_keeps_rank", "skip_slows", "figure_2"}),
+    ("mlp", {"residual": True}, {"mlp_does_not_stop", "figure_2"}),
+    ("attention", {"residual": True}, {"doubly_exponential", "figure_2"}),
 ], ids=["skip-without-residual", "mlp-with-residual", "attention-with-residual"])
 def test_dong_claims_fail_when_their_variant_is_rewired(monkeypatch, variant, change, failing):
     with_setups_changed(monkeypatch, lambda name, s: replace(s, **change) if name.startswith(variant + ".") else s)
@@ -103,6 +104,63 @@ def test_dong_claims_fail_when_their_variant_is_rewired(monkeypatch, variant, ch
     assert not run.passed
     if variant == "skip":  # the "skip" stack is now pure attention: it collapses too
         assert findings(run)["skip_keeps_rank"].values["kept"] < 1e-6
+
+
+def test_dong_figure_2_is_the_projects_copy_of_the_reference_with_its_provenance():
+    text = (papers.DATA / "dong2021_fig2_bert_init.csv").read_text(encoding="utf-8")
+    assert text.startswith("# Dong, Cordonnier & Loukas 2021") and "Read off the vector drawings" in text
+    figure = papers.dong_figure_2()
+    assert set(figure) == {"SAN", "SAN+MLP", "SAN+skip", "transformer"}
+    assert all(curve.shape == (papers.DONG_DEPTH + 1,) and np.all((curve >= 0) & (curve <= 1))
+               for curve in figure.values())
+    assert figure["SAN"][:3].tolist() == [0.612, 0.018, 0.0]
+    assert figure["SAN+skip"][[0, 12]].tolist() == [0.607, 0.449]
+    assert set(papers.FIGURE_2_CONFIGS.values()) < set(figure)
+
+
+def test_dong_figure_2_compares_the_mean_of_the_seeds_with_the_figure():
+    run, _ = paper_run("dong")
+    figure = papers.dong_figure_2()
+    assert [c.variant for c in run.published] == ["attention.bert", "mlp.bert", "skip.bert"]
+    setups = papers.dong_setups()
+    for curve in run.published:
+        mean = np.mean([depth_curves(replace(setups[curve.variant], seed=s), gradients=False).relative_residual
+                        for s in SEEDS], axis=0)
+        np.testing.assert_array_equal(curve.ours, mean)
+        np.testing.assert_array_equal(curve.published, figure[papers.FIGURE_2_CONFIGS[curve.variant.split(".")[0]]])
+        assert curve.seeds == len(SEEDS)
+        assert curve.gap == pytest.approx(np.abs(mean - curve.published)[1:].max())
+    values = findings(run)["figure_2"].values
+    assert values == {"attention": run.published[0].gap, "mlp": run.published[1].gap, "skip": run.published[2].gap,
+                      "seeds": len(SEEDS)}
+    assert findings(run)["figure_2"].passed and max(c.gap for c in run.published) <= papers.FIGURE_2_TOLERANCE
+
+
+def test_the_figure_gap_leaves_out_layer_0_only():
+    published = np.array([0.6, 0.5, 0.4])
+    assert papers.PublishedCurve("v", np.array([0.9, 0.45, 0.42]), published, 3).gap == pytest.approx(0.05)
+    assert papers.PublishedCurve("v", np.array([0.6, 0.5, 0.25]), published, 3).gap == pytest.approx(0.15)
+
+
+def test_dong_figure_2_fails_with_standard_normal_tokens(monkeypatch):
+    """The preset's tokens before issue #13: independent standard-normal vectors start far less
+    collapsed (relative residual near 1) and pure attention is still at ~0.26 after one block."""
+    with_setups_changed(monkeypatch, lambda name, s: replace(s, embedding="normal"))
+    run = papers.dong(seeds=(0,))
+    figure_2 = findings(run)["figure_2"]
+    assert not figure_2.passed and figure_2.values["attention"] > 0.2
+    assert run.published[0].ours[0] > 0.95
+
+
+def test_dong_figure_2_fails_when_the_published_curves_differ(monkeypatch):
+    figure = papers.dong_figure_2()
+    moved = dict(figure) | {"SAN+skip": np.where(np.arange(13) == 7, figure["SAN+skip"] - 0.2, figure["SAN+skip"])}
+    monkeypatch.setattr(papers, "dong_figure_2", lambda: moved)
+    run = papers.dong(seeds=SEEDS)
+    by = findings(run)
+    assert not by["figure_2"].passed and by["figure_2"].values["skip"] > 0.1
+    assert by["figure_2"].values["attention"] <= 0.1 and by["figure_2"].values["mlp"] <= 0.1
+    assert [f.claim for f in run.findings if not f.passed] == ["figure_2"]
 
 
 def test_dong_growth_tells_single_from_double_exponential_decay():
