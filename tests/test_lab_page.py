@@ -25,7 +25,16 @@ from blockstab import papers
 from blockstab.lab import COMPARISONS, MAX_LAB_DEPTH, LabSetup, check_budget, compared_setups, depth_curves
 from blockstab.papers import CLAIMS, PAPERS
 from ui.controls import BY_KEY, LAB_CONTROLS
-from ui.lab_views import PANELS, curves_figure, finding_rows, lab_setup, summary_rows
+from ui.lab_views import (
+    PANELS,
+    curves_figure,
+    finding_rows,
+    lab_setup,
+    layer_zero,
+    published_figure,
+    readable_number,
+    summary_rows,
+)
 from ui.text import LANGUAGES, Text
 from ui.widgets import _lab_runs
 
@@ -141,8 +150,15 @@ def test_each_paper_preset_renders_its_verdict_and_findings(paper, lang):
     assert rows == finding_rows(run, t)
     assert [i.value for i in at.info] == [t(f"paper.{paper}.reading")]
     drawn = charts(at)
+    captions = [c.value for c in at.caption]
     if paper == "geometry":
         assert set(drawn) == {"paper_geometry_2d", "paper_geometry_3d"}
+    elif run.published:
+        assert set(drawn) == {"paper_curves", "paper_published"}
+        assert_chart_is(drawn["paper_curves"], curves_figure(run.curves, t))
+        assert_chart_is(drawn["paper_published"], published_figure(run, t))
+        assert t(f"paper.{paper}.figure_note", **layer_zero(run.published)) in captions
+        assert t(f"paper.{paper}.definition") in captions
     else:
         assert set(drawn) == {"paper_curves"}
         assert_chart_is(drawn["paper_curves"], curves_figure(run.curves, t))
@@ -164,7 +180,64 @@ def test_a_preset_that_fails_shows_the_failure(monkeypatch, fresh_results):
     assert not at.success
     assert [e.value for e in at.error] == [t("lab.some_fail")]
     badges = [row[t("lab.col.badge")] for row in table_rows(at)]
-    assert badges == [t("lab.pass"), t("lab.fail"), t("lab.fail"), t("lab.pass")]
+    assert badges == [t("lab.pass"), t("lab.fail"), t("lab.fail"), t("lab.pass"), t("lab.fail")]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_dong_preset_fed_other_tokens_fails_the_figure_badge(monkeypatch, fresh_results, lang):
+    """Standard-normal tokens (the preset before issue #13): the Figure 2 badge must say not reproduced,
+    in both languages, while the qualitative claims still hold."""
+    runs = papers._runs
+    monkeypatch.setattr(papers, "_runs", lambda setups, *args, **kwargs: runs(
+        {name: replace(s, embedding="normal") for name, s in setups.items()}, *args, **kwargs))
+    monkeypatch.setitem(PAPERS, "dong", lambda progress=None: papers.dong(seeds=(0,), progress=progress))
+    t = Text(lang)
+    at = open_lab(lang, lab_show="dong")
+    assert [e.value for e in at.error] == [t("lab.some_fail")]
+    rows = table_rows(at)
+    badges = {claim: row[t("lab.col.badge")] for claim, row in zip(CLAIMS["dong"], rows, strict=True)}
+    assert badges["figure_2"] == t("lab.fail")
+    assert badges["doubly_exponential"] == badges["mlp_does_not_stop"] == t("lab.pass")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_dong_preset_shows_the_figure_badge_passing(lang):
+    t = Text(lang)
+    run, _ = paper_run("dong")
+    at = open_lab(lang, lab_show="dong")
+    row = table_rows(at)[CLAIMS["dong"].index("figure_2")]
+    assert row[t("lab.col.badge")] == t("lab.pass")
+    values = {k: readable_number(v) if isinstance(v, float) else v for k, v in findings_values(run, "figure_2").items()}
+    assert row[t("lab.col.ours")] == t("paper.dong.finding.figure_2.ours", **values)
+    assert all(v in row[t("lab.col.ours")] for v in values.values() if isinstance(v, str))
+    assert max(c.gap for c in run.published) <= papers.FIGURE_2_TOLERANCE
+
+
+def findings_values(run, claim: str) -> dict:
+    return next(f.values for f in run.findings if f.claim == claim)
+
+
+TINY_GRADIENTS = {"lab_width": 2, "lab_tokens": 2, "lab_heads": 1, "lab_depth": 18, "lab_init": "bert",
+                  "lab_seed": 0, "lab_placement": "post", "lab_norm": "layernorm", "lab_compare": "none"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_gradients_far_below_where_squares_underflow_are_shown(lang):
+    """Issue #13's case: block 1's gradient is 7.43 × 10⁻¹⁷¹; the table and the panel show it."""
+    t = Text(lang)
+    at = open_lab(lang, **TINY_GRADIENTS)
+    setup, notes = lab_setup(shown_values(at))
+    assert notes == [] and setup == LabSetup(d_model=2, tokens=2, heads=1, depth=18, init="bert", seed=0,
+                                             placement="post", norm="layernorm")
+    curves = {"this": depth_curves(setup)}
+    (row,) = table_rows(at)
+    assert row == summary_rows(curves, t)[0]
+    assert row[t("lab.col.gradient_ratio")] == "5.51 × 10⁻¹⁷¹"
+    spec = charts(at)["lab_curves"]
+    assert_chart_is(spec, curves_figure(curves, t))
+    gradient = spec["data"][PANELS.index("gradient_norm")]["y"]
+    assert len(gradient) == 18 and all(v is not None and v > 0 for v in gradient)
+    assert gradient[0] == pytest.approx(7.43095e-171, rel=1e-5)
 
 
 def test_a_run_waits_in_line_while_every_worker_is_busy_then_shows_its_result(monkeypatch, fresh_results):
