@@ -37,17 +37,24 @@ class Finding:
 
 @dataclass(frozen=True)
 class PublishedCurve:
-    """A curve read off a paper's figure beside ours (the mean over seeds), index = layer."""
+    """A curve read off a paper's figure beside ours (the mean over ``seeds`` seeds), index = layer;
+    ours reproduces it when it stays within ``tolerance`` from layer 1 on."""
 
     variant: str
     ours: np.ndarray
     published: np.ndarray
     seeds: int
+    tolerance: float
 
     @property
     def gap(self) -> float:
         """Largest |ours - published| from layer 1 on (layer 0 is the input, not the stack)."""
         return float(np.abs(self.ours[1:] - self.published[1:]).max())
+
+    @property
+    def layers_beyond(self) -> tuple[int, ...]:
+        """The layers from 1 on where ours is more than ``tolerance`` from the published value."""
+        return tuple(int(i) + 1 for i in np.flatnonzero(np.abs(self.ours[1:] - self.published[1:]) > self.tolerance))
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,11 @@ def _runs(setups: dict[str, LabSetup], seeds, progress, gradients=False) -> dict
     return results
 
 
+def _part(progress: Progress | None, start: float, share: float) -> Progress | None:
+    """``progress`` for one part of a preset's work, from ``start`` over ``share`` of the whole."""
+    return None if progress is None else (lambda fraction: progress(start + share * fraction))
+
+
 def _first(runs: dict[str, list[DepthCurves]]) -> dict[str, DepthCurves]:
     return {name: curves[0] for name, curves in runs.items()}
 
@@ -89,7 +101,10 @@ DONG_INITS = ("bert", "fan_in")
 DATA = Path(__file__).with_name("data")
 # Figure 2's configurations, by our variant: pure attention, attention + MLP, attention + skip.
 FIGURE_2_CONFIGS = {"attention": "SAN", "mlp": "SAN+MLP", "skip": "SAN+skip"}
-FIGURE_2_TOLERANCE = 0.1  # beyond the figure's reading accuracy (about 0.01) and our three seeds' spread
+FIGURE_2_TOLERANCE = 0.1  # ten times the figure's reading accuracy (about 0.01)
+# The paper's curves are means over 32 inputs; ours over 32 seeds (weights and tokens). Three seeds
+# are not enough: one seed's curve with skip connections varies by about 0.07 (sd) at layer 12.
+FIGURE_2_SEEDS = tuple(range(32))
 
 
 @cache
@@ -130,7 +145,11 @@ def dong(seeds=SEEDS, progress: Progress | None = None) -> PaperRun:
     """Dong, Cordonnier & Loukas 2021, "Attention is not all you need: pure attention loses rank
     doubly exponentially with depth". The skip claims compare the residual with its value at the
     input (the tokens fed in set where every curve starts); Figure 2's curves are compared as drawn."""
-    runs = _runs(dong_setups(), seeds, progress)
+    setups = dong_setups()
+    claims_share = len(setups) * len(seeds) / (len(setups) * len(seeds) + len(FIGURE_2_CONFIGS) * len(FIGURE_2_SEEDS))
+    runs = _runs(setups, seeds, _part(progress, 0.0, claims_share))
+    figure_runs = _runs({f"{variant}.bert": setups[f"{variant}.bert"] for variant in FIGURE_2_CONFIGS},
+                        FIGURE_2_SEEDS, _part(progress, claims_share, 1.0 - claims_share))
     pure = [c.relative_residual for init in DONG_INITS for c in runs[f"attention.{init}"]]
     mlp = [c.relative_residual for init in DONG_INITS for c in runs[f"mlp.{init}"]]
     skip_bert = [c.relative_residual for c in runs["skip.bert"]]
@@ -142,8 +161,8 @@ def dong(seeds=SEEDS, progress: Progress | None = None) -> PaperRun:
     mlp_at_6 = max(r[6] for r in mlp)
     figure = dong_figure_2()
     published = tuple(
-        PublishedCurve(f"{variant}.bert", np.mean([c.relative_residual for c in runs[f"{variant}.bert"]], axis=0),
-                       figure[config], len(seeds))
+        PublishedCurve(f"{variant}.bert", np.mean([c.relative_residual for c in figure_runs[f"{variant}.bert"]],
+                                                  axis=0), figure[config], len(FIGURE_2_SEEDS), FIGURE_2_TOLERANCE)
         for variant, config in FIGURE_2_CONFIGS.items())
     gaps = {curve.variant.split(".")[0]: curve.gap for curve in published}
     return PaperRun("dong", _first(runs), (
@@ -152,7 +171,7 @@ def dong(seeds=SEEDS, progress: Progress | None = None) -> PaperRun:
         Finding("skip_keeps_rank", skip_kept >= 0.5, {"kept": skip_kept, "depth": DONG_DEPTH}),
         Finding("skip_slows", slowed >= 0.1, {"residual": slowed}),
         Finding("mlp_does_not_stop", mlp_at_6 < 1e-6, {"residual": max(mlp_at_6, FLOAT_FLOOR)}),
-        Finding("figure_2", max(gaps.values()) <= FIGURE_2_TOLERANCE, gaps | {"seeds": len(seeds)}),
+        Finding("figure_2", not any(curve.layers_beyond for curve in published), gaps | {"seeds": len(FIGURE_2_SEEDS)}),
     ), published)
 
 

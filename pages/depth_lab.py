@@ -12,6 +12,7 @@ from ui.lab_views import (
     lab_setup,
     layer_zero,
     published_figure,
+    published_notes,
     run_reading,
     summary_rows,
 )
@@ -60,6 +61,8 @@ else:
     st.info(t(f"paper.{shown}.reading"), icon=":material/menu_book:")
     if paper.published:
         st.plotly_chart(published_figure(paper, t, projector), key="paper_published")
+        for note in published_notes(paper, t):
+            st.caption(note)
         st.caption(t(f"paper.{shown}.figure_note", **layer_zero(paper.published)))
         st.caption(t(f"paper.{shown}.definition"))
     if paper.curves:

@@ -36,6 +36,7 @@ from ui.lab_views import (
     lab_setup,
     layer_zero,
     published_figure,
+    published_notes,
     readable_number,
     run_reading,
     summary_rows,
@@ -257,8 +258,11 @@ def test_log_axes_label_powers_of_ten():
 
 
 def published_run(ours, published, variants=("attention.bert", "skip.bert")) -> PaperRun:
-    return PaperRun("dong", {}, (), tuple(PublishedCurve(v, np.asarray(o, dtype=float), np.asarray(p, dtype=float), 3)
-                                          for v, o, p in zip(variants, ours, published, strict=True)))
+    def curve(variant, ours_values, published_values):
+        return PublishedCurve(variant, np.asarray(ours_values, dtype=float), np.asarray(published_values, dtype=float),
+                              seeds=3, tolerance=0.1)
+
+    return PaperRun("dong", {}, (), tuple(map(curve, variants, ours, published)))
 
 
 @LANGS
@@ -288,13 +292,33 @@ def test_layer_zero_quotes_where_the_curves_start():
 
 
 @LANGS
-def test_the_dong_layer_zero_note_quotes_the_run(lang):
+def test_published_notes_name_each_curve_off_and_its_layers(lang):
+    t = Text(lang)
+    run = published_run([[0.9, 0.5, 0.3, 0.2], [0.9, 0.6, 0.45, 0.3]], [[0.6, 0.45, 0.42, 0.3], [0.6, 0.55, 0.4, 0.3]])
+    assert [c.layers_beyond for c in run.published] == [(2,), ()]  # layer 0 never counts
+    assert published_notes(run, t) == [t("lab.published.off", run=variant_label("attention.bert", t), tolerance="0.1",
+                                         layers="2")]
+    run = published_run([[0.9, 0.9, 0.9]], [[0.6, 0.6, 0.6]], variants=("skip.bert",))
+    assert published_notes(run, t) == [t("lab.published.off", run=variant_label("skip.bert", t), tolerance="0.1",
+                                         layers="1, 2")]
+    assert published_notes(published_run([[0.6, 0.5]], [[0.9, 0.55]], variants=("mlp.bert",)), t) == []
+
+
+@LANGS
+def test_the_dong_figure_note_is_true_of_the_run(lang):
+    """The note quotes where the curves start and says: ours start higher; pure attention and
+    attention + MLP lose that within two blocks; with skip connections ours stays above in the first blocks."""
     run, _ = paper_run("dong")
     values = layer_zero(run.published)
     assert len({c.ours[0] for c in run.published}) == 1  # every variant is fed the same tokens
     assert values["ours"] == readable_number(run.published[0].ours[0], 2)
     text = Text(lang)("paper.dong.figure_note", **values)
     assert values["ours"] in text and values["published"] in text
+    attention, mlp, skip = run.published
+    assert attention.ours[0] > max(c.published[0] for c in run.published) + 0.05
+    for curve in (attention, mlp):
+        assert np.all(np.abs(curve.ours[2:] - curve.published[2:]) < 0.01)
+    assert np.all(skip.ours[1:4] - skip.published[1:4] > 0.05)
 
 
 # ------------------------------------------------------------------------------------ findings table
@@ -348,7 +372,7 @@ def test_real_findings_fill_their_sentences(paper, lang):
     t = Text(lang)
     for finding, row in zip(run.findings, finding_rows(run, t), strict=True):
         assert set(finding.values) == placeholders(lang, f"paper.{paper}.finding.{finding.claim}.ours")
-        assert row[t("lab.col.badge")] == t("lab.pass")
+        assert row[t("lab.col.badge")] == t("lab.pass" if finding.passed else "lab.fail")
 
 
 # ----------------------------------------------------------------------------------- variant labels

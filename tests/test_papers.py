@@ -25,6 +25,10 @@ def preset(name: str, *marks):
 
 
 ALL_PRESETS = [preset(name) for name in PAPERS]
+# Claims this engine does not reproduce, honestly: Dong et al.'s Figure 2 with skip connections,
+# where our curve (mean of 32 seeds) is 0.117 above the paper's at layer 1 (0.682 against 0.565),
+# within 0.1 from layer 2 on; see test_dong_figure_2_numbers.
+NOT_REPRODUCED = {"dong": {"figure_2"}}
 
 
 def findings(run: PaperRun) -> dict[str, Finding]:
@@ -51,7 +55,8 @@ def test_every_claim_is_reproduced_with_the_default_seeds(paper):
     run, progress = paper_run(paper)
     assert run.paper == paper
     assert tuple(f.claim for f in run.findings) == CLAIMS[paper]
-    assert run.passed, [(f.claim, f.values) for f in run.findings if not f.passed]
+    assert {f.claim for f in run.findings if not f.passed} == NOT_REPRODUCED.get(paper, set()), run.findings
+    assert run.passed == (paper not in NOT_REPRODUCED)
     assert_plain(run)
     assert progress and np.all(np.diff(progress) > 0) and progress[-1] == pytest.approx(1.0)
     for curves in run.curves.values():  # the curves drawn are the first seed's
@@ -67,7 +72,7 @@ def test_every_claim_is_reproduced_with_the_default_seeds(paper):
 def test_every_claim_is_reproduced_with_other_seeds(paper, seeds):
     run, _ = paper_run(paper, seeds)
     assert tuple(f.claim for f in run.findings) == CLAIMS[paper]
-    assert run.passed, [(f.claim, f.values) for f in run.findings if not f.passed]
+    assert {f.claim for f in run.findings if not f.passed} == NOT_REPRODUCED.get(paper, set()), run.findings
     assert_plain(run)
 
 
@@ -119,28 +124,40 @@ def test_dong_figure_2_is_the_projects_copy_of_the_reference_with_its_provenance
     assert set(papers.FIGURE_2_CONFIGS.values()) < set(figure)
 
 
-def test_dong_figure_2_compares_the_mean_of_the_seeds_with_the_figure():
+def test_dong_figure_2_compares_the_mean_of_32_seeds_with_the_figure():
     run, _ = paper_run("dong")
     figure = papers.dong_figure_2()
     assert [c.variant for c in run.published] == ["attention.bert", "mlp.bert", "skip.bert"]
     setups = papers.dong_setups()
     for curve in run.published:
         mean = np.mean([depth_curves(replace(setups[curve.variant], seed=s), gradients=False).relative_residual
-                        for s in SEEDS], axis=0)
+                        for s in papers.FIGURE_2_SEEDS], axis=0)
         np.testing.assert_array_equal(curve.ours, mean)
         np.testing.assert_array_equal(curve.published, figure[papers.FIGURE_2_CONFIGS[curve.variant.split(".")[0]]])
-        assert curve.seeds == len(SEEDS)
+        assert curve.seeds == len(papers.FIGURE_2_SEEDS) == 32 and curve.tolerance == papers.FIGURE_2_TOLERANCE
         assert curve.gap == pytest.approx(np.abs(mean - curve.published)[1:].max())
     values = findings(run)["figure_2"].values
     assert values == {"attention": run.published[0].gap, "mlp": run.published[1].gap, "skip": run.published[2].gap,
-                      "seeds": len(SEEDS)}
-    assert findings(run)["figure_2"].passed and max(c.gap for c in run.published) <= papers.FIGURE_2_TOLERANCE
+                      "seeds": 32}
+
+
+def test_dong_figure_2_numbers():
+    """The honest outcome: pure attention and attention + MLP follow the figure; with skip
+    connections ours starts higher and stays higher, by more than 0.1 at layer 1 only."""
+    run, _ = paper_run("dong")
+    attention, mlp, skip = run.published
+    assert attention.gap < 0.05 and mlp.gap < 0.05 and not attention.layers_beyond and not mlp.layers_beyond
+    assert skip.layers_beyond == (1,) and 0.1 < skip.gap < 0.15
+    assert np.all(skip.ours > skip.published)
+    assert not findings(run)["figure_2"].passed
 
 
 def test_the_figure_gap_leaves_out_layer_0_only():
     published = np.array([0.6, 0.5, 0.4])
-    assert papers.PublishedCurve("v", np.array([0.9, 0.45, 0.42]), published, 3).gap == pytest.approx(0.05)
-    assert papers.PublishedCurve("v", np.array([0.6, 0.5, 0.25]), published, 3).gap == pytest.approx(0.15)
+    curve = papers.PublishedCurve("v", np.array([0.9, 0.45, 0.42]), published, 3, 0.1)
+    assert curve.gap == pytest.approx(0.05) and curve.layers_beyond == ()
+    curve = papers.PublishedCurve("v", np.array([0.6, 0.5, 0.25]), published, 3, 0.1)
+    assert curve.gap == pytest.approx(0.15) and curve.layers_beyond == (2,)
 
 
 def test_dong_figure_2_fails_with_standard_normal_tokens(monkeypatch):
@@ -153,15 +170,18 @@ def test_dong_figure_2_fails_with_standard_normal_tokens(monkeypatch):
     assert run.published[0].ours[0] > 0.95
 
 
-def test_dong_figure_2_fails_when_the_published_curves_differ(monkeypatch):
-    figure = papers.dong_figure_2()
-    moved = dict(figure) | {"SAN+skip": np.where(np.arange(13) == 7, figure["SAN+skip"] - 0.2, figure["SAN+skip"])}
-    monkeypatch.setattr(papers, "dong_figure_2", lambda: moved)
-    run = papers.dong(seeds=SEEDS)
-    by = findings(run)
-    assert not by["figure_2"].passed and by["figure_2"].values["skip"] > 0.1
-    assert by["figure_2"].values["attention"] <= 0.1 and by["figure_2"].values["mlp"] <= 0.1
-    assert [f.claim for f in run.findings if not f.passed] == ["figure_2"]
+def test_dong_figure_2_passes_only_when_every_curve_is_within_tolerance(monkeypatch):
+    """Against curves 0.09 from ours at every layer the badge passes; moving one layer of one
+    curve to 0.11 away fails it, and the curve names that layer."""
+    run, _ = paper_run("dong")
+    near = {papers.FIGURE_2_CONFIGS[c.variant.split(".")[0]]: c.ours + 0.09 for c in run.published}
+    monkeypatch.setattr(papers, "dong_figure_2", lambda: near)
+    assert findings(papers.dong(seeds=(0,)))["figure_2"].passed
+    off = near | {"SAN": np.where(np.arange(13) == 7, near["SAN"] + 0.02, near["SAN"])}
+    monkeypatch.setattr(papers, "dong_figure_2", lambda: off)
+    moved = papers.dong(seeds=(0,))
+    assert not findings(moved)["figure_2"].passed and findings(moved)["figure_2"].values["attention"] > 0.1
+    assert [c.layers_beyond for c in moved.published] == [(7,), (), ()]
 
 
 def test_the_papers_minimising_shift_lowers_the_relative_residual_by_less_than_a_quarter():

@@ -223,3 +223,9 @@ def _span(values) -> str:
 def layer_zero(curves: tuple[PublishedCurve, ...]) -> dict[str, str]:
     """Where the curves start (layer 0, the tokens fed in): ``ours`` and ``published``."""
     return {"ours": _span([c.ours[0] for c in curves]), "published": _span([c.published[0] for c in curves])}
+
+
+def published_notes(run: PaperRun, t: Text) -> list[str]:
+    """One line per published curve that ours does not reproduce: the layers where it is off."""
+    return [t("lab.published.off", run=variant_label(c.variant, t), tolerance=readable_number(c.tolerance),
+              layers=", ".join(str(layer) for layer in c.layers_beyond)) for c in run.published if c.layers_beyond]
