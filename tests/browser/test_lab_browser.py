@@ -88,8 +88,8 @@ def test_choosing_a_paper_shows_its_badges_its_figure_and_back(page, app_url):
     assert [b.strip() for b in badges] == [t("lab.pass")] * 4 + [t("lab.fail")]
     assert "✓" in t("lab.pass")
     published = dong_figure_2()
-    drawn = chart(page, 1)
-    assert len(drawn) == 6
+    drawn = chart(page, 0)  # the comparison comes first, under the findings; then the first seed's curves
+    assert len(drawn) == 6 and len(chart(page, 1)) == 6 * 3
     for ours, paper, variant in zip(drawn[::2], drawn[1::2], FIGURE_2_CONFIGS, strict=True):
         label = variant_label(f"{variant}.bert", t)
         assert ours["name"] == t("lab.published.ours", run=label, seeds=32) and len(ours["y"]) == 13
