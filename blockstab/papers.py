@@ -2,7 +2,9 @@
 
 Each preset runs the paper's setting (at reduced width where noted) over several seeds and returns
 :class:`Finding` records: the paper's claim as a number or bound, ours, and whether ours meets
-it with the stated tolerance. Text lives in the app's catalogs under ``paper.<id>.*``.
+it with the stated tolerance; a preset that re-runs a published figure also returns its curves
+beside ours (:class:`PublishedCurve`, data in ``data/``). Text lives in the app's catalogs under
+``paper.<id>.*``.
 """
 
 from __future__ import annotations
