@@ -195,7 +195,7 @@ def test_the_papers_minimising_shift_lowers_the_relative_residual_by_less_than_a
     run, _ = paper_run("dong")
     lowered = []
     streams = [forward_stream(replace(papers.dong_setups()[c.variant], seed=seed))
-               for c in run.published for seed in SEEDS]
+               for c in run.published for seed in papers.FIGURE_2_SEEDS]  # includes SEEDS, the curves drawn
     for stream in streams:
         for x in stream:
             at_mean = composite_norm(x - x.mean(axis=0))
@@ -205,7 +205,8 @@ def test_the_papers_minimising_shift_lowers_the_relative_residual_by_less_than_a
             lower_bound = np.sqrt(spread.sum(axis=0).max() * spread.mean(axis=0).sum())
             assert lower_bound > 0.75 * at_mean
             lowered.append(composite_norm(x - np.median(x, axis=0)) < at_mean)
-    assert len(lowered) >= 45 and any(lowered)
+    assert set(SEEDS) <= set(papers.FIGURE_2_SEEDS)
+    assert len(lowered) >= 32 * 5 and any(lowered)
 
 
 def test_dong_growth_tells_single_from_double_exponential_decay():
