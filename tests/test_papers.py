@@ -184,29 +184,45 @@ def test_dong_figure_2_passes_only_when_every_curve_is_within_tolerance(monkeypa
     assert [c.layers_beyond for c in moved.published] == [(7,), (), ()]
 
 
-def test_the_papers_minimising_shift_lowers_the_relative_residual_by_less_than_a_quarter():
-    """The page says: the paper's res(X) = X - 1 x^T with the x minimising the composite norm can
-    only be lower than our token-mean version, and on this preset's curves by less than a quarter.
+def shifted_residual(x: np.ndarray, start: np.ndarray) -> float:
+    """A low value of ||x - 1 s^T|| (composite norm) over shifts s, by Adam on a smoothed norm
+    (|.| -> sqrt(.^2 + eps^2), max -> log-sum-exp at temperature tau, both shrinking), from ``start``.
+    Any s gives an upper bound of the paper's minimum; this one gets close to it."""
+    def smoothed_gradient(s, tau, eps):
+        """d/ds of log sqrt(||.||_1 ||.||_inf), both norms smoothed."""
+        m = x - s
+        r = np.sqrt(m * m + eps * eps)
+        grad = np.zeros_like(s)
+        for sums, axis in ((r.sum(axis=0), 0), (r.sum(axis=1), 1)):  # column sums (||.||_1), row sums (||.||_inf)
+            exponentials = np.exp((sums - sums.max()) / tau)
+            soft_max = sums.max() + tau * np.log(exponentials.sum())
+            weights = exponentials / exponentials.sum()
+            d = -(m / r) * (weights[None, :] if axis == 0 else weights[:, None])
+            grad += 0.5 * d.sum(axis=0) / soft_max
+        return grad
 
-    Lower bound of that minimum: sqrt(A B) >= sqrt(min A * min B). A (largest column sum of |.|)
-    separates by column, so min A is exact at the column medians; B (largest row sum) is at least
-    the mean row sum, whose minimum is also at the column medians. The medians themselves are one
-    shift, so they show the minimum really can be lower than the mean's value."""
-    run, _ = paper_run("dong")
-    lowered = []
-    streams = [forward_stream(replace(papers.dong_setups()[c.variant], seed=seed))
-               for c in run.published for seed in papers.FIGURE_2_SEEDS]  # includes SEEDS, the curves drawn
-    for stream in streams:
-        for x in stream:
-            at_mean = composite_norm(x - x.mean(axis=0))
-            if at_mean / composite_norm(x) < 1e-3:
-                continue  # collapsed: nothing left to compare
-            spread = np.abs(x - np.median(x, axis=0))
-            lower_bound = np.sqrt(spread.sum(axis=0).max() * spread.mean(axis=0).sum())
-            assert lower_bound > 0.75 * at_mean
-            lowered.append(composite_norm(x - np.median(x, axis=0)) < at_mean)
-    assert set(SEEDS) <= set(papers.FIGURE_2_SEEDS)
-    assert len(lowered) >= 32 * 5 and any(lowered)
+    s, best = start.copy(), composite_norm(x - start)
+    scale = np.abs(x).mean()
+    for level in (1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4):
+        first, second, rate = np.zeros_like(s), np.zeros_like(s), 0.01 * scale
+        for step in range(1, 1500):
+            grad = smoothed_gradient(s, level * best, level * scale)
+            first, second = 0.9 * first + 0.1 * grad, 0.999 * second + 0.001 * grad * grad
+            s = s - rate * (first / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-12)
+            rate *= 0.5 if step % 300 == 0 else 1.0
+            best = min(best, composite_norm(x - s))
+    return best
+
+
+def test_the_papers_minimising_shift_gives_lower_values():
+    """The page says: the paper's res(X) = X - 1 x^T, x minimising the norm, can only give values
+    as low as our token-mean version or lower, for example 16 % lower after one block of
+    attention + MLP on one of this preset's inputs (seed 20, one of the 32 of the Figure 2 curves)."""
+    x = forward_stream(replace(papers.dong_setups()["mlp.bert"], seed=20))[1]
+    assert 20 in papers.FIGURE_2_SEEDS
+    at_mean = composite_norm(x - x.mean(axis=0))
+    lowest = min(shifted_residual(x, x.mean(axis=0)), shifted_residual(x, np.median(x, axis=0)))
+    assert 0.155 <= 1 - lowest / at_mean < 0.175
 
 
 def test_dong_growth_tells_single_from_double_exponential_decay():
