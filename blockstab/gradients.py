@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 import numpy as np
 
 from .block import BLOCKS, BlockParams, StackConfig, StackParams, run_stream
+from .readouts import vector_norm
 from .sublayers import (
     AttentionParams,
     FeedForwardParams,
@@ -203,13 +204,15 @@ def _sum_params(grads):
     return replace(first, **{f.name: _sum_params([getattr(g, f.name) for g in grads]) for f in fields(first)})
 
 
-def squared_norm(params) -> float:
-    """Sum of squares of every array in a parameter dataclass (nested ones included)."""
+def parameter_norm(params) -> float:
+    """Frobenius norm over every array in a parameter dataclass (nested ones included), scale-safe:
+    each array's :func:`~blockstab.readouts.vector_norm`, then the norm of those norms (a rescaled
+    hypot), so no square under- or overflows however small or large the gradients are."""
     if isinstance(params, np.ndarray):
-        return float(np.sum(params * params))
+        return float(vector_norm(params.ravel()))
     if not is_dataclass(params):
         return 0.0
-    return sum(squared_norm(getattr(params, f.name)) for f in fields(params))
+    return float(vector_norm(np.array([parameter_norm(getattr(params, f.name)) for f in fields(params)])))
 
 
 @dataclass(frozen=True)
@@ -300,7 +303,7 @@ BLOCK_NORM_PARTS = {
 
 def block_gradient_norms(block: BlockParams) -> dict[str, float]:
     """The norms of :data:`BLOCK_NORM_PARTS` for one block's gradients."""
-    return {name: float(np.sqrt(squared_norm(part(block)))) for name, part in BLOCK_NORM_PARTS.items()}
+    return {name: parameter_norm(part(block)) for name, part in BLOCK_NORM_PARTS.items()}
 
 
 def layer_gradient_norms(grads: StackGradients) -> dict[str, np.ndarray]:
@@ -308,5 +311,5 @@ def layer_gradient_norms(grads: StackGradients) -> dict[str, np.ndarray]:
     dL/d stream, ``(depth + 1,)``."""
     per_block = [block_gradient_norms(b) for b in grads.blocks]
     norms = {name: np.array([n[name] for n in per_block]) for name in BLOCK_NORM_PARTS}
-    norms["stream"] = np.sqrt((grads.stream * grads.stream).sum(axis=(1, 2, 3)))
+    norms["stream"] = vector_norm(grads.stream.reshape(len(grads.stream), -1))
     return norms

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .block import BlockParams, StackParams
-from .sublayers import AttentionParams, FeedForwardParams, NormParams
+from .sublayers import AttentionParams, FeedForwardParams, NormParams, layer_norm
 
 INIT_SCHEMES = ("fan_in", "bert", "xiong")
 BERT_STD = 0.02
 BERT_WIDTH = 768
+BERT_LAYER_NORM_EPS = 1e-12
 
 
 def bert_std(d_model: int) -> float:
@@ -119,3 +120,18 @@ class SeededBlocks(Sequence):
 def random_tokens(seed: int, batch: int, tokens: int, d_model: int) -> np.ndarray:
     """Standard-normal token embeddings ``(batch, tokens, d_model)``."""
     return np.random.default_rng(seed).normal(size=(batch, tokens, d_model))
+
+
+def bert_embedding_tokens(seed: int, tokens: int, d_model: int) -> np.ndarray:
+    """BERT's embedding output at initialisation for one sequence of random words, ``(1, tokens, d_model)``.
+
+    ``LayerNorm(word + position + token type)`` as in Devlin et al. 2019, each embedding drawn from
+    N(0, :func:`bert_std` ^2) and the LayerNorm at unit gain, zero bias: a random word at each
+    position (its own vector), each position's own vector, and one token-type vector (segment A)
+    shared by every token. That shared vector is why these tokens start less spread out than
+    independent standard-normal ones (Dong et al. 2021's Figure 2 measures BERT on such inputs).
+    """
+    rng = np.random.default_rng(seed)
+    word, position = rng.normal(0.0, bert_std(d_model), size=(2, tokens, d_model))
+    token_type = rng.normal(0.0, bert_std(d_model), size=d_model)
+    return layer_norm(word + position + token_type, NormParams.identity(d_model), BERT_LAYER_NORM_EPS)[None]

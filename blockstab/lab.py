@@ -21,13 +21,15 @@ import numpy as np
 
 from .block import RESIDUAL_SCALES, StackConfig, StackParams, deepnorm_beta, run_stream
 from .gradients import backward_steps, block_gradient_norms
-from .init import INIT_SCHEMES, SeededBlocks, random_tokens
+from .init import INIT_SCHEMES, SeededBlocks, bert_embedding_tokens, random_tokens
 from .readouts import mean_pairwise_cosine, relative_residual, rms, vector_norm
 from .sublayers import NORM_KINDS, NormParams
 
 WIDTHS = (2, 4, 8, 16, 32, 64, 128, 256, 512)
 TOKEN_COUNTS = (2, 4, 8, 16, 32, 64, 128)
 HEAD_COUNTS = (1, 2, 4, 8, 16)
+# Input tokens: independent standard-normal vectors, or BERT's embedding output at initialisation.
+EMBEDDINGS = ("normal", "bert")
 MAX_LAB_DEPTH = 1000
 MAX_SEED = 99
 # A run's cost, measured on the 2-core reference machine: drawing the weights (12 d^2 normals a
@@ -55,7 +57,8 @@ class BudgetError(ValueError):
 
 @dataclass(frozen=True)
 class LabSetup:
-    """A random stack and its wiring. Feed-forward width is ``4 * d_model``; batch is one sequence."""
+    """A random stack, its wiring and its input tokens (:data:`EMBEDDINGS`). Feed-forward width is
+    ``4 * d_model``; batch is one sequence."""
 
     d_model: int = 64
     tokens: int = 32
@@ -68,11 +71,12 @@ class LabSetup:
     residual: bool = True
     residual_scale: str = "one"
     feed_forward: bool = True
+    embedding: str = "normal"
 
     def __post_init__(self):
         for value, allowed in ((self.d_model, WIDTHS), (self.tokens, TOKEN_COUNTS), (self.heads, HEAD_COUNTS),
                                (self.init, INIT_SCHEMES), (self.norm, NORM_KINDS),
-                               (self.residual_scale, RESIDUAL_SCALES)):
+                               (self.residual_scale, RESIDUAL_SCALES), (self.embedding, EMBEDDINGS)):
             if value not in allowed:
                 raise ValueError(f"{value!r} is not one of {allowed}")
         if self.heads > self.d_model:
@@ -99,7 +103,10 @@ class LabSetup:
         return StackParams(blocks, NormParams.identity(self.d_model))
 
     def input_tokens(self) -> np.ndarray:
-        """Standard-normal token embeddings ``(1, tokens, d_model)`` (E||x||^2 = d_model)."""
+        """Token embeddings ``(1, tokens, d_model)``: standard-normal (E||x||^2 = d_model), or for
+        ``embedding="bert"`` BERT's embedding output (:func:`~blockstab.init.bert_embedding_tokens`)."""
+        if self.embedding == "bert":
+            return bert_embedding_tokens(self.seed + 1_000_003, self.tokens, self.d_model)
         return random_tokens(self.seed + 1_000_003, 1, self.tokens, self.d_model)
 
     def readout_direction(self) -> np.ndarray:

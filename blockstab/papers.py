@@ -2,13 +2,17 @@
 
 Each preset runs the paper's setting (at reduced width where noted) over several seeds and returns
 :class:`Finding` records: the paper's claim as a number or bound, ours, and whether ours meets
-it with the stated tolerance. Text lives in the app's catalogs under ``paper.<id>.*``.
+it with the stated tolerance; a preset that re-runs a published figure also returns its curves
+beside ours (:class:`PublishedCurve`, data in ``data/``). Text lives in the app's catalogs under
+``paper.<id>.*``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 
@@ -34,12 +38,36 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class PublishedCurve:
+    """A curve read off a paper's figure beside ours (the mean over ``seeds`` seeds), index = layer;
+    ours reproduces it when it stays within ``tolerance`` from layer 1 on."""
+
+    variant: str
+    ours: np.ndarray
+    published: np.ndarray
+    seeds: int
+    tolerance: float
+
+    @property
+    def gap(self) -> float:
+        """Largest |ours - published| from layer 1 on (layer 0 is the input, not the stack)."""
+        return float(np.abs(self.ours[1:] - self.published[1:]).max())
+
+    @property
+    def layers_beyond(self) -> tuple[int, ...]:
+        """The layers from 1 on where ours is more than ``tolerance`` from the published value."""
+        return tuple(int(i) + 1 for i in np.flatnonzero(np.abs(self.ours[1:] - self.published[1:]) > self.tolerance))
+
+
+@dataclass(frozen=True)
 class PaperRun:
-    """A preset's result: the curves to draw (first seed), by variant id, and the findings."""
+    """A preset's result: the curves to draw (first seed), by variant id, the findings, and any
+    published curves re-measured."""
 
     paper: str
     curves: dict[str, DepthCurves]
     findings: tuple[Finding, ...]
+    published: tuple[PublishedCurve, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -59,6 +87,11 @@ def _runs(setups: dict[str, LabSetup], seeds, progress, gradients=False) -> dict
     return results
 
 
+def _part(progress: Progress | None, start: float, share: float) -> Progress | None:
+    """``progress`` for one part of a preset's work, from ``start`` over ``share`` of the whole."""
+    return None if progress is None else (lambda fraction: progress(start + share * fraction))
+
+
 def _first(runs: dict[str, list[DepthCurves]]) -> dict[str, DepthCurves]:
     return {name: curves[0] for name, curves in runs.items()}
 
@@ -67,11 +100,30 @@ def _first(runs: dict[str, list[DepthCurves]]) -> dict[str, DepthCurves]:
 
 DONG_DEPTH = 12
 DONG_INITS = ("bert", "fan_in")
+DATA = Path(__file__).with_name("data")
+# Figure 2's configurations, by our variant: pure attention, attention + MLP, attention + skip.
+FIGURE_2_CONFIGS = {"attention": "SAN", "mlp": "SAN+MLP", "skip": "SAN+skip"}
+FIGURE_2_TOLERANCE = 0.1  # ten times the figure's reading accuracy (about 0.01)
+# The paper's curves are means over 32 inputs; ours over 32 seeds (weights and tokens). Three seeds
+# are not enough: one seed's curve with skip connections varies by about 0.07 (sd) at layer 12.
+FIGURE_2_SEEDS = tuple(range(32))
+
+
+@cache
+def dong_figure_2() -> dict[str, np.ndarray]:
+    """Dong et al. 2021's Figure 2 (BERT at initialisation), relative residual at layers 0-12 by
+    configuration, as read off the figure's vector drawings (provenance in the file's header)."""
+    lines = (DATA / "dong2021_fig2_bert_init.csv").read_text(encoding="utf-8").splitlines()
+    header, *rows = [line.split(",") for line in lines if line and not line.startswith("#")]
+    config = header.index("config")
+    layers = [i for i, name in enumerate(header) if name.startswith("l")]
+    return {row[config]: np.array([float(row[i]) for i in layers]) for row in rows}
 
 
 def dong_setups() -> dict[str, LabSetup]:
-    """Pure attention, attention + skip, attention + MLP; no normalization, BERT-scale and fan-in weights."""
-    base = LabSetup(d_model=64, tokens=32, heads=4, depth=DONG_DEPTH, norm="none")
+    """Pure attention, attention + skip, attention + MLP; no normalization, BERT-scale and fan-in
+    weights; every stack fed BERT's embedding output at initialisation, as the paper's figure was."""
+    base = LabSetup(d_model=64, tokens=32, heads=4, depth=DONG_DEPTH, norm="none", embedding="bert")
     return {
         f"{variant}.{init}": replace(base, init=init, residual=residual, feed_forward=mlp)
         for init in DONG_INITS
@@ -93,24 +145,36 @@ def _digit_growth(r: np.ndarray) -> float:
 
 def dong(seeds=SEEDS, progress: Progress | None = None) -> PaperRun:
     """Dong, Cordonnier & Loukas 2021, "Attention is not all you need: pure attention loses rank
-    doubly exponentially with depth"."""
-    runs = _runs(dong_setups(), seeds, progress)
+    doubly exponentially with depth". The skip claims compare the residual with its value at the
+    input (the tokens fed in set where every curve starts); Figure 2's curves are compared as drawn."""
+    setups = dong_setups()
+    claims_share = len(setups) * len(seeds) / (len(setups) * len(seeds) + len(FIGURE_2_CONFIGS) * len(FIGURE_2_SEEDS))
+    runs = _runs(setups, seeds, _part(progress, 0.0, claims_share))
+    figure_runs = _runs({f"{variant}.bert": setups[f"{variant}.bert"] for variant in FIGURE_2_CONFIGS},
+                        FIGURE_2_SEEDS, _part(progress, claims_share, 1.0 - claims_share))
     pure = [c.relative_residual for init in DONG_INITS for c in runs[f"attention.{init}"]]
     mlp = [c.relative_residual for init in DONG_INITS for c in runs[f"mlp.{init}"]]
     skip_bert = [c.relative_residual for c in runs["skip.bert"]]
     skip_fan_in = [c.relative_residual for c in runs["skip.fan_in"]]
     floor_layer = max(_layers_to_floor(r) for r in pure)
     growth = min(_digit_growth(r) for r in pure)
-    skip_kept = min(r.min() for r in skip_bert)
-    slowed = min(s[6] for s in skip_fan_in)
+    skip_kept = min(r.min() / r[0] for r in skip_bert)
+    slowed = min(s[6] / s[0] for s in skip_fan_in)
     mlp_at_6 = max(r[6] for r in mlp)
+    figure = dong_figure_2()
+    published = tuple(
+        PublishedCurve(f"{variant}.bert", np.mean([c.relative_residual for c in figure_runs[f"{variant}.bert"]],
+                                                  axis=0), figure[config], len(FIGURE_2_SEEDS), FIGURE_2_TOLERANCE)
+        for variant, config in FIGURE_2_CONFIGS.items())
+    gaps = {curve.variant.split(".")[0]: curve.gap for curve in published}
     return PaperRun("dong", _first(runs), (
         Finding("doubly_exponential", floor_layer <= 6 and growth >= 2.0,
                 {"layers": floor_layer, "growth": growth}),
         Finding("skip_keeps_rank", skip_kept >= 0.5, {"kept": skip_kept, "depth": DONG_DEPTH}),
         Finding("skip_slows", slowed >= 0.1, {"residual": slowed}),
         Finding("mlp_does_not_stop", mlp_at_6 < 1e-6, {"residual": max(mlp_at_6, FLOAT_FLOOR)}),
-    ))
+        Finding("figure_2", not any(curve.layers_beyond for curve in published), gaps | {"seeds": len(FIGURE_2_SEEDS)}),
+    ), published)
 
 
 # --------------------------------------------------------------------------- Xiong et al. 2020
@@ -236,9 +300,11 @@ def geometry(seeds=SEEDS, progress: Progress | None = None) -> PaperRun:
 
 
 PAPERS = {"dong": dong, "xiong": xiong, "noci": noci, "deepnet": deepnet, "geometry": geometry}
+# The presets that draw their curves beside a published figure (PaperRun.published).
+WITH_FIGURE = ("dong",)
 # Each preset's findings, in order (their sentences live in the catalogs).
 CLAIMS = {
-    "dong": ("doubly_exponential", "skip_keeps_rank", "skip_slows", "mlp_does_not_stop"),
+    "dong": ("doubly_exponential", "skip_keeps_rank", "skip_slows", "mlp_does_not_stop", "figure_2"),
     "xiong": ("post_norm", "pre_bounds", "post_gradient_flat", "pre_gradient_shrinks"),
     "noci": ("plain_collapses", "scaled_bounded"),
     "deepnet": ("plain_collapses", "deepnorm_keeps"),

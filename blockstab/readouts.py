@@ -21,10 +21,11 @@ def _rescaled(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def vector_norm(v: np.ndarray) -> np.ndarray:
-    """Euclidean length over the last axis, safe for any finite magnitude."""
+    """Euclidean length over the last axis, safe for any finite magnitude (the one scale-safe norm:
+    readouts and gradient norms alike); infinite when an entry is, nan when one is nan."""
     unit, scale = _rescaled(v)
     with np.errstate(over="ignore", invalid="ignore"):
-        return scale * np.sqrt((unit * unit).sum(axis=-1))
+        return np.where(np.isinf(scale), scale, scale * np.sqrt((unit * unit).sum(axis=-1)))
 
 
 def rms(v: np.ndarray) -> np.ndarray:

@@ -5,7 +5,17 @@ import streamlit as st
 from blockstab.lab import compared_setups, depth_curves
 from blockstab.papers import PAPERS
 from ui.controls import ExplorerState
-from ui.lab_views import chart_notes, curves_figure, finding_rows, lab_setup, run_reading, summary_rows
+from ui.lab_views import (
+    chart_notes,
+    curves_figure,
+    finding_rows,
+    lab_setup,
+    layer_zero,
+    published_figure,
+    published_notes,
+    run_reading,
+    summary_rows,
+)
 from ui.text import Text
 from ui.views import geometry_2d_figure, geometry_3d_figure, markdown_table
 from ui.widgets import computed_with_progress, lab_controls, language
@@ -49,6 +59,12 @@ else:
         st.error(t("lab.some_fail"), icon=":material/cancel:")
     st.markdown(markdown_table(finding_rows(paper, t)))
     st.info(t(f"paper.{shown}.reading"), icon=":material/menu_book:")
+    if paper.published:
+        st.plotly_chart(published_figure(paper, t, projector), key="paper_published")
+        for note in published_notes(paper, t):
+            st.caption(note)
+        st.caption(t(f"paper.{shown}.figure_note", **layer_zero(paper.published)))
+        st.caption(t(f"paper.{shown}.definition"))
     if paper.curves:
         st.plotly_chart(curves_figure(paper.curves, t, projector), key="paper_curves")
         for note in chart_notes(paper.curves, t):

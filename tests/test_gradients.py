@@ -7,6 +7,7 @@ so ``dL/d(output) = G``. Sizes are tiny (d_model 4, 3 tokens, batch 2) to keep t
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 
 import numpy as np
@@ -34,6 +35,7 @@ from blockstab.gradients import (
     layer_gradient_norms,
     layer_norm_backward,
     normalize_backward,
+    parameter_norm,
     post_ln_block_backward,
     pre_ln_block_backward,
     residual_add_backward,
@@ -251,6 +253,58 @@ def test_layer_gradient_norms_are_frobenius_norms(rng, x):
     assert_allclose(norms["block"] ** 2, norms["attention"] ** 2 + norms["feed_forward"] ** 2
                     + [sum(np.sum(a * a) for _, a in arrays((b.norm1, b.norm2))) for b in grads.blocks])
     assert_allclose(norms["stream"], np.linalg.norm(grads.stream.reshape(cfg.depth + 1, -1), axis=1))
+
+
+# Scale safety: a gradient of 1e-170 squares to 0 in float64, one of 1e200 to inf; the norms must
+# not square the values themselves. math.hypot (correctly scaled in Python >= 3.8) is the reference.
+
+magnitudes = st.integers(-300, 300).map(lambda e: 10.0**e)
+scaled_arrays = st.tuples(
+    hnp.arrays(np.float64, hnp.array_shapes(max_dims=2, max_side=6), elements=st.floats(-10, 10, allow_nan=False)),
+    magnitudes,
+).map(lambda pair: pair[0] * pair[1])
+
+
+@PROPERTY
+@given(a=scaled_arrays, b=scaled_arrays, c=scaled_arrays)
+def test_parameter_norm_is_scale_safe_from_1e_minus_300_to_1e300(a, b, c):
+    params = NormParams(a, b)
+    expected = math.hypot(*a.ravel(), *b.ravel())
+    assert parameter_norm(params) == pytest.approx(expected, rel=1e-13, abs=0.0)
+    nested = BlockParams(params, NormParams(c, c), params, params)  # combined across nested dataclasses
+    assert parameter_norm(nested) == pytest.approx(math.hypot(expected, expected, expected,
+                                                              math.hypot(*c.ravel(), *c.ravel())), rel=1e-13)
+
+
+@pytest.mark.parametrize("value, size", [(1e-170, 12), (3e-300, 7), (1e200, 12), (1e300, 1000), (5e-324, 4)])
+def test_parameter_norm_of_tiny_and_huge_arrays(value, size):
+    """Each of these squares to 0 or inf; the norm is value * sqrt(size) all the same."""
+    assert value * value in (0.0, math.inf) or value == 1e300
+    a = np.full(size, value)
+    assert parameter_norm(a) == pytest.approx(value * math.sqrt(size), rel=1e-14)
+    assert parameter_norm(NormParams(a, -a)) == pytest.approx(value * math.sqrt(2 * size), rel=1e-14)
+
+
+def test_parameter_norm_overflows_only_when_the_norm_itself_does():
+    assert parameter_norm(np.array([1.5e308, 1.5e308])) == math.inf  # sqrt(2) 1.5e308 > float64 max 1.8e308
+    assert parameter_norm(np.array([1e308, 1e308])) == pytest.approx(math.sqrt(2) * 1e308, rel=1e-15)
+    assert parameter_norm(np.array([1e308, 1e307])) == pytest.approx(math.hypot(1e308, 1e307), rel=1e-15)
+    assert parameter_norm(NormParams(np.array([1.5e308]), np.array([1.5e308]))) == math.inf
+    assert parameter_norm(np.array([1.0, np.inf])) == math.inf
+    assert math.isnan(parameter_norm(np.array([1.0, np.nan])))
+    assert parameter_norm(np.zeros(3)) == 0.0
+
+
+def test_layer_gradient_norms_do_not_underflow(rng, x):
+    """A readout scaled by 2^-600 scales every gradient exactly by 2^-600 (a power of two, nothing
+    underflows before the squares would): the norms must scale with it, stream included."""
+    cfg = StackConfig(depth=3, norm="layernorm", placement="post")
+    params, G = small_stack(rng, cfg.depth, shared=False), rng.normal(size=SHAPE)
+    plain = layer_gradient_norms(stack_backward(x, params, cfg, G))
+    tiny = layer_gradient_norms(stack_backward(x, params, cfg, G * 2.0**-600))
+    for name, values in plain.items():
+        assert np.all(values > 0)
+        assert_allclose(tiny[name], values * 2.0**-600, rtol=1e-15, err_msg=name)
 
 
 # ----------------------------------------------------------------- attention-only blocks and stacks

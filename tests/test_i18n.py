@@ -9,7 +9,7 @@ import pytest
 
 from blockstab.block import STAGES
 from blockstab.lesson import SCENARIOS, token_names
-from blockstab.papers import CLAIMS
+from blockstab.papers import CLAIMS, WITH_FIGURE
 from blockstab.scenario import PRESETS as EXAMPLES
 from blockstab.scenario import ROLES, Problem
 from ui.controls import APP_CONTROLS, CONTROLS, LAB_CONTROLS
@@ -73,6 +73,8 @@ FAMILIES = {
     "paper.*.reading": {f"paper.{p}.reading" for p in CLAIMS},
     "paper.*.finding.*.published": {f"paper.{p}.finding.{c}.published" for p, cs in CLAIMS.items() for c in cs},
     "paper.*.finding.*.ours": {f"paper.{p}.finding.{c}.ours" for p, cs in CLAIMS.items() for c in cs},
+    "paper.*.figure_note": {f"paper.{p}.figure_note" for p in WITH_FIGURE},
+    "paper.*.definition": {f"paper.{p}.definition" for p in WITH_FIGURE},
 }
 # Keys computed by a method rather than spelled in the call: t(question.choice_key(choice)).
 COMPUTED = {q.choice_key(c) for q in QUESTIONS for c in q.choices}

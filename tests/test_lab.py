@@ -18,7 +18,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from test_gradients import arrays
 
 from blockstab.block import RESIDUAL_SCALES, deepnorm_beta, run_stack
-from blockstab.gradients import layer_gradient_norms, stack_backward
+from blockstab.gradients import backward_steps, layer_gradient_norms, stack_backward
 from blockstab.init import INIT_SCHEMES, SeededBlocks, random_block
 from blockstab.lab import (
     COMPARISONS,
@@ -61,7 +61,7 @@ def assert_same_arrays(a, b) -> None:
     {"seed": -1}, {"seed": 100}, {"seed": 1.5}, {"seed": "0"},
     {"depth": 0}, {"depth": MAX_LAB_DEPTH + 1}, {"depth": 2.5}, {"depth": True},
     {"init": "he"}, {"placement": "middle"}, {"norm": "batchnorm"}, {"residual_scale": "two"},
-    {"residual": "yes"}, {"feed_forward": 1},
+    {"residual": "yes"}, {"feed_forward": 1}, {"embedding": "gpt"},
 ], ids=lambda f: ",".join(f"{k}={v!r}" for k, v in f.items()))
 def test_a_bad_setup_is_refused(fields):
     with pytest.raises(ValueError):
@@ -117,6 +117,35 @@ def test_input_and_readout_depend_on_the_seed_only():
     assert a.input_tokens().shape == (1, 32, 64)
     assert not np.array_equal(a.input_tokens(), replace(a, seed=4).input_tokens())
     assert not np.array_equal(a.input_tokens() / np.sqrt(a.tokens), a.readout_direction())
+
+
+def test_bert_embedding_tokens_are_layernorm_of_word_position_and_type():
+    """Built independently: one word and one position vector per token, one type vector for all."""
+    setup = replace(SMALL, embedding="bert", seed=5)
+    rng = np.random.default_rng(5 + 1_000_003)
+    std = 0.02 * np.sqrt(768 / setup.d_model)
+    shape = (setup.tokens, setup.d_model)
+    word, position = rng.normal(0, std, shape), rng.normal(0, std, shape)
+    summed = word + position + rng.normal(0, std, setup.d_model)
+    centred = summed - summed.mean(axis=-1, keepdims=True)
+    expected = centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-12)
+    tokens = setup.input_tokens()
+    assert tokens.shape == (1, setup.tokens, setup.d_model)
+    assert_allclose(tokens[0], expected, rtol=1e-12, atol=1e-14)
+    assert_allclose(tokens.mean(axis=-1), 0.0, atol=1e-14)
+    assert_allclose((tokens**2).mean(axis=-1), 1.0, rtol=1e-9)
+    assert not np.array_equal(tokens, replace(setup, seed=6).input_tokens())
+    assert_array_equal(forward_stream(replace(setup, depth=1))[0], tokens[0])
+
+
+def test_the_shared_type_vector_makes_bert_tokens_start_less_spread():
+    """A third of each token's variance is the type vector every token shares: the relative residual
+    at the input is well below that of independent standard-normal tokens."""
+    setup = LabSetup(d_model=64, tokens=32, heads=4, depth=1)
+    for seed in range(3):
+        normal = relative_residual(replace(setup, seed=seed).input_tokens()[0])
+        bert = relative_residual(replace(setup, seed=seed, embedding="bert").input_tokens()[0])
+        assert normal > 0.95 and 0.5 < bert < 0.7
 
 
 # ------------------------------------------------------------------------------- forward and curves
@@ -180,6 +209,33 @@ def test_backward_norms_are_stack_backwards(wiring):
     assert_array_equal(curves.gradient_norm, weights)
     assert_array_equal(curves.ffn_out_gradient_norm, ffn_out)
     assert_array_equal(curves.stream_gradient_norm, stream_grad)
+
+
+# Issue #13's smallest case: a 2-wide Post-LN stack with BERT weights whose first gradients are
+# ~1e-171, far below where their squares underflow (~1e-154).
+TINY_GRADIENTS = LabSetup(d_model=2, tokens=2, heads=1, depth=18, init="bert", seed=0, placement="post",
+                          norm="layernorm")
+
+
+def test_tiny_gradient_norms_do_not_underflow():
+    """The same backward with the readout scaled by 2^600 (exact: a power of two) lifts every
+    gradient into the range where squares are safe; ours, times 2^600, must match those plain norms."""
+    setup, lift = TINY_GRADIENTS, 2.0**600
+    curves = depth_curves(setup)
+    lifted = backward_steps(forward_stream(setup)[:, None], setup.params, setup.config,
+                            setup.readout_direction() * lift)
+    plain = {i: (np.sqrt(sum(np.sum(a * a) for _, a in arrays(grads))), np.sqrt(np.sum(grads.feed_forward.w_out**2)),
+                 np.sqrt(np.sum(grad * grad))) for i, grad, grads in lifted if i < setup.depth}
+    tiny = [i for i in range(setup.depth) if curves.gradient_norm[i] < 1e-150]  # lifted, still far from overflow
+    assert tiny == list(range(len(tiny))) and len(tiny) >= 3
+    for i in tiny:
+        assert curves.gradient_norm[i] * lift == pytest.approx(plain[i][0], rel=1e-13)
+        assert curves.ffn_out_gradient_norm[i] * lift == pytest.approx(plain[i][1], rel=1e-13)
+        assert curves.stream_gradient_norm[i] * lift == pytest.approx(plain[i][2], rel=1e-13)
+    assert curves.gradient_norm[0] == pytest.approx(7.43095e-171, rel=1e-5)
+    assert curves.gradient_norm[1] == pytest.approx(1.209729e-160, rel=1e-6)
+    assert curves.ffn_out_gradient_norm[:2] == pytest.approx([2.44459e-176, 1.02290e-165], rel=1e-5)
+    assert np.all(curves.gradient_norm > 0) and np.all(np.isfinite(curves.gradient_norm))
 
 
 # ------------------------------------------------------------------------ progress and cancelling

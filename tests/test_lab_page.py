@@ -25,7 +25,18 @@ from blockstab import papers
 from blockstab.lab import COMPARISONS, MAX_LAB_DEPTH, LabSetup, check_budget, compared_setups, depth_curves
 from blockstab.papers import CLAIMS, PAPERS
 from ui.controls import BY_KEY, LAB_CONTROLS
-from ui.lab_views import PANELS, curves_figure, finding_rows, lab_setup, summary_rows
+from ui.lab_views import (
+    PANELS,
+    curves_figure,
+    finding_rows,
+    lab_setup,
+    layer_zero,
+    published_figure,
+    published_notes,
+    readable_number,
+    summary_rows,
+    variant_label,
+)
 from ui.text import LANGUAGES, Text
 from ui.widgets import _lab_runs
 
@@ -141,8 +152,16 @@ def test_each_paper_preset_renders_its_verdict_and_findings(paper, lang):
     assert rows == finding_rows(run, t)
     assert [i.value for i in at.info] == [t(f"paper.{paper}.reading")]
     drawn = charts(at)
+    captions = [c.value for c in at.caption]
     if paper == "geometry":
         assert set(drawn) == {"paper_geometry_2d", "paper_geometry_3d"}
+    elif run.published:
+        assert set(drawn) == {"paper_curves", "paper_published"}
+        assert_chart_is(drawn["paper_curves"], curves_figure(run.curves, t))
+        assert_chart_is(drawn["paper_published"], published_figure(run, t))
+        assert t(f"paper.{paper}.figure_note", **layer_zero(run.published)) in captions
+        assert set(published_notes(run, t)) <= set(captions)
+        assert t(f"paper.{paper}.definition") in captions
     else:
         assert set(drawn) == {"paper_curves"}
         assert_chart_is(drawn["paper_curves"], curves_figure(run.curves, t))
@@ -164,7 +183,75 @@ def test_a_preset_that_fails_shows_the_failure(monkeypatch, fresh_results):
     assert not at.success
     assert [e.value for e in at.error] == [t("lab.some_fail")]
     badges = [row[t("lab.col.badge")] for row in table_rows(at)]
-    assert badges == [t("lab.pass"), t("lab.fail"), t("lab.fail"), t("lab.pass")]
+    assert badges == [t("lab.pass"), t("lab.fail"), t("lab.fail"), t("lab.pass"), t("lab.fail")]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_dong_preset_fed_other_tokens_names_every_curve_off(monkeypatch, fresh_results, lang):
+    """Standard-normal tokens (the preset before issue #13): the Figure 2 badge fails and the page
+    names pure attention and attention + MLP as off at layer 1, while the qualitative claims hold."""
+    runs = papers._runs
+    monkeypatch.setattr(papers, "_runs", lambda setups, *args, **kwargs: runs(
+        {name: replace(s, embedding="normal") for name, s in setups.items()}, *args, **kwargs))
+    monkeypatch.setitem(PAPERS, "dong", lambda progress=None: papers.dong(seeds=(0,), progress=progress))
+    t = Text(lang)
+    at = open_lab(lang, lab_show="dong")
+    assert [e.value for e in at.error] == [t("lab.some_fail")]
+    rows = table_rows(at)
+    badges = {claim: row[t("lab.col.badge")] for claim, row in zip(CLAIMS["dong"], rows, strict=True)}
+    assert badges["figure_2"] == t("lab.fail")
+    assert badges["doubly_exponential"] == badges["mlp_does_not_stop"] == t("lab.pass")
+    captions = [c.value for c in at.caption]
+    for variant in ("attention.bert", "mlp.bert"):
+        off = [c for c in captions if says(c, lang, "lab.published.off") and variant_label(variant, t) in c]
+        assert len(off) == 1 and "1" in off[0]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_dong_preset_shows_the_figure_badge_as_measured(lang):
+    """With BERT's embedding output the badge does not pass: attention + skip is 0.117 off at
+    layer 1; the page says which curve, where, and why (the layer-0 note)."""
+    t = Text(lang)
+    run, _ = paper_run("dong")
+    at = open_lab(lang, lab_show="dong")
+    assert [e.value for e in at.error] == [t("lab.some_fail")]
+    row = table_rows(at)[CLAIMS["dong"].index("figure_2")]
+    assert row[t("lab.col.badge")] == t("lab.fail")
+    values = {k: readable_number(v) if isinstance(v, float) else v for k, v in findings_values(run, "figure_2").items()}
+    assert row[t("lab.col.ours")] == t("paper.dong.finding.figure_2.ours", **values)
+    assert values["skip"] == "0.117" and values["seeds"] == 32
+    captions = [c.value for c in at.caption]
+    off = t("lab.published.off", run=variant_label("skip.bert", t), tolerance="0.1", layers="1")
+    assert [c for c in captions if says(c, lang, "lab.published.off")] == [off]
+    assert captions.index(off) < captions.index(t("paper.dong.figure_note", **layer_zero(run.published)))
+    assert t("paper.dong.definition") in captions
+
+
+def findings_values(run, claim: str) -> dict:
+    return next(f.values for f in run.findings if f.claim == claim)
+
+
+TINY_GRADIENTS = {"lab_width": 2, "lab_tokens": 2, "lab_heads": 1, "lab_depth": 18, "lab_init": "bert",
+                  "lab_seed": 0, "lab_placement": "post", "lab_norm": "layernorm", "lab_compare": "none"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_gradients_far_below_where_squares_underflow_are_shown(lang):
+    """Issue #13's case: block 1's gradient is 7.43 × 10⁻¹⁷¹; the table and the panel show it."""
+    t = Text(lang)
+    at = open_lab(lang, **TINY_GRADIENTS)
+    setup, notes = lab_setup(shown_values(at))
+    assert notes == [] and setup == LabSetup(d_model=2, tokens=2, heads=1, depth=18, init="bert", seed=0,
+                                             placement="post", norm="layernorm")
+    curves = {"this": depth_curves(setup)}
+    (row,) = table_rows(at)
+    assert row == summary_rows(curves, t)[0]
+    assert row[t("lab.col.gradient_ratio")] == "5.51 × 10⁻¹⁷¹"
+    spec = charts(at)["lab_curves"]
+    assert_chart_is(spec, curves_figure(curves, t))
+    gradient = spec["data"][PANELS.index("gradient_norm")]["y"]
+    assert len(gradient) == 18 and all(v is not None and v > 0 for v in gradient)
+    assert gradient[0] == pytest.approx(7.43095e-171, rel=1e-5)
 
 
 def test_a_run_waits_in_line_while_every_worker_is_busy_then_shows_its_result(monkeypatch, fresh_results):

@@ -22,7 +22,7 @@ from blockstab.lab import (
     compared_setups,
     depth_curves,
 )
-from blockstab.papers import CLAIMS, PAPERS, Finding, PaperRun
+from blockstab.papers import CLAIMS, PAPERS, Finding, PaperRun, PublishedCurve
 from ui.controls import LAB_CONTROLS
 from ui.lab_views import (
     FLOORED_PANELS,
@@ -34,6 +34,10 @@ from ui.lab_views import (
     curves_figure,
     finding_rows,
     lab_setup,
+    layer_zero,
+    published_figure,
+    published_notes,
+    readable_number,
     run_reading,
     summary_rows,
     variant_label,
@@ -162,7 +166,7 @@ def test_floor_and_gaps_are_drawn_and_explained_only_when_needed(lang):
     assert sorted(drawn) == [0, 1, 2]  # no gradients: no gradient trace
     assert list(drawn[0].y) == [1.0, 1e-9, FLOAT_FLOOR, FLOAT_FLOOR]
     assert list(drawn[1].y) == [0.1, 0.99, 1.0, 1.0]
-    assert chart_notes({"this": floored}, t) == [t("lab.floor_note", floor=FLOAT_FLOOR)]
+    assert chart_notes({"this": floored}, t) == [t("lab.floor_note", floor="10⁻¹⁵")]
 
     diverged = made_curves(setup, [1.0, 0.5, np.nan, np.nan], [0.0, -1e-17, np.nan, 0.5],
                            [1.0, 1e200, np.inf, np.inf], [np.inf, 1.0, np.nan])
@@ -175,7 +179,7 @@ def test_floor_and_gaps_are_drawn_and_explained_only_when_needed(lang):
     assert chart_notes({"this": diverged}, t) == [t("lab.overflow_note")]
 
     both = {"this": floored, "neither": diverged}
-    assert chart_notes(both, t) == [t("lab.floor_note", floor=FLOAT_FLOOR), t("lab.overflow_note")]
+    assert chart_notes(both, t) == [t("lab.floor_note", floor="10⁻¹⁵"), t("lab.overflow_note")]
 
 
 def test_sizes_and_gradients_are_drawn_as_computed_however_small():
@@ -208,6 +212,113 @@ def test_summary_has_one_row_per_run(lang):
     assert [r[t("lab.col.run")] for r in rows] == [variant_label("post", t), variant_label("pre", t)]
     assert rows[0][t("lab.col.gradient_ratio")] == "4" and rows[1][t("lab.col.gradient_ratio")] == "–"
     assert rows[0][t("lab.col.rms")] == "∞" and rows[0][t("lab.col.residual")] == "0.01"
+
+
+@pytest.mark.parametrize("value, text", [
+    (0.0123456, "0.0123"), (444.4, "444"), (0.5, "0.5"), (1.0, "1"), (0.0, "0"), (-0.25, "-0.25"),
+    (1.2097e-160, "1.21 × 10⁻¹⁶⁰"), (7.43095e-171, "7.43 × 10⁻¹⁷¹"), (1e43, "10⁴³"), (1e-15, "10⁻¹⁵"),
+    (2.5e300, "2.5 × 10³⁰⁰"), (123456.0, "1.23 × 10⁵"), (-3e-20, "-3 × 10⁻²⁰"),
+    (np.inf, "∞"), (float("nan"), "∞"),
+])
+def test_readable_number_writes_powers_of_ten_as_a_student_reads_them(value, text):
+    assert readable_number(value) == text
+    assert "e" not in readable_number(value) or text == "∞"
+
+
+def test_readable_number_keeps_the_digits_it_is_asked_for():
+    assert readable_number(0.61234, 2) == "0.61" and readable_number(1.209729e-160, 7) == "1.209729 × 10⁻¹⁶⁰"
+
+
+# Issue #13's smallest case: its first gradients (~1e-171) square to 0 in float64.
+TINY_GRADIENTS = LabSetup(d_model=2, tokens=2, heads=1, depth=18, init="bert", seed=0, placement="post",
+                          norm="layernorm")
+
+
+@LANGS
+def test_tiny_gradients_are_drawn_and_tabled_as_finite_readable_numbers(lang):
+    t = Text(lang)
+    curves = {"this": depth_curves(TINY_GRADIENTS)}
+    gradient = curves["this"].gradient_norm
+    assert 0 < gradient[0] < 1e-160
+    drawn = traces(curves_figure(curves, t), variant_label("this", t))[3]
+    assert list(drawn.y) == [float(v) for v in gradient] and all(v > 0 for v in drawn.y)
+    (row,) = summary_rows(curves, t)
+    ratio = row[t("lab.col.gradient_ratio")]
+    assert ratio == readable_number(gradient[0] / gradient[-1]) == "5.51 × 10⁻¹⁷¹"
+    assert all("e-" not in str(value) and "e+" not in str(value) for value in row.values())
+    assert t("lab.overflow_note") not in chart_notes(curves, t)  # nothing left out of the gradient panel
+
+
+def test_log_axes_label_powers_of_ten():
+    t = Text("en")
+    fig = curves_figure({"this": depth_curves(TINY_GRADIENTS)}, t)
+    for panel_index, panel in enumerate(PANELS):
+        axis = fig.layout[f"yaxis{panel_index + 1 if panel_index else ''}"]
+        assert axis.exponentformat == "power" and (axis.type == "log") == (panel in LOG_PANELS)
+
+
+def published_run(ours, published, variants=("attention.bert", "skip.bert")) -> PaperRun:
+    def curve(variant, ours_values, published_values):
+        return PublishedCurve(variant, np.asarray(ours_values, dtype=float), np.asarray(published_values, dtype=float),
+                              seeds=3, tolerance=0.1)
+
+    return PaperRun("dong", {}, (), tuple(map(curve, variants, ours, published)))
+
+
+@LANGS
+@pytest.mark.parametrize("projector", [False, True])
+def test_published_figure_draws_ours_beside_the_papers_curves(lang, projector):
+    t = Text(lang)
+    run = published_run([[0.62, 0.04, 0.0], [0.62, 0.6, 0.5]], [[0.61, 0.02, 0.0], [0.61, 0.57, 0.56]])
+    fig = published_figure(run, t, projector)
+    assert len(fig.data) == 4
+    for curve, (ours, paper) in zip(run.published, zip(fig.data[::2], fig.data[1::2], strict=True), strict=True):
+        label = variant_label(curve.variant, t)
+        assert ours.name == t("lab.published.ours", run=label, seeds=3)
+        assert paper.name == t("lab.published.paper", run=label)
+        assert list(ours.x) == list(paper.x) == [0, 1, 2]
+        assert list(ours.y) == curve.ours.tolist() and list(paper.y) == curve.published.tolist()
+        assert ours.line.color == paper.line.color and paper.line.dash == "dash" and ours.line.dash is None
+    assert fig.data[0].line.color != fig.data[2].line.color
+    assert fig.layout.yaxis.type in (None, "linear") and fig.layout.title.text == t("lab.published.title")
+    assert fig.layout.xaxis.title.text == t("lab.published.axis")
+
+
+def test_layer_zero_quotes_where_the_curves_start():
+    run = published_run([[0.617, 0.04], [0.6171, 0.6]], [[0.612, 0.02], [0.597, 0.57]])
+    assert layer_zero(run.published) == {"ours": "0.62", "published": "0.6–0.61"}
+    run = published_run([[0.55, 0.04], [0.7, 0.6]], [[0.61, 0.02], [0.61, 0.57]])
+    assert layer_zero(run.published) == {"ours": "0.55–0.7", "published": "0.61"}
+
+
+@LANGS
+def test_published_notes_name_each_curve_off_and_its_layers(lang):
+    t = Text(lang)
+    run = published_run([[0.9, 0.5, 0.3, 0.2], [0.9, 0.6, 0.45, 0.3]], [[0.6, 0.45, 0.42, 0.3], [0.6, 0.55, 0.4, 0.3]])
+    assert [c.layers_beyond for c in run.published] == [(2,), ()]  # layer 0 never counts
+    assert published_notes(run, t) == [t("lab.published.off", run=variant_label("attention.bert", t), tolerance="0.1",
+                                         layers="2")]
+    run = published_run([[0.9, 0.9, 0.9]], [[0.6, 0.6, 0.6]], variants=("skip.bert",))
+    assert published_notes(run, t) == [t("lab.published.off", run=variant_label("skip.bert", t), tolerance="0.1",
+                                         layers="1, 2")]
+    assert published_notes(published_run([[0.6, 0.5]], [[0.9, 0.55]], variants=("mlp.bert",)), t) == []
+
+
+@LANGS
+def test_the_dong_figure_note_is_true_of_the_run(lang):
+    """The note quotes where the curves start and says: ours start higher; pure attention and
+    attention + MLP lose that within two blocks; with skip connections ours stays above in the first blocks."""
+    run, _ = paper_run("dong")
+    values = layer_zero(run.published)
+    assert len({c.ours[0] for c in run.published}) == 1  # every variant is fed the same tokens
+    assert values["ours"] == readable_number(run.published[0].ours[0], 2)
+    text = Text(lang)("paper.dong.figure_note", **values)
+    assert values["ours"] in text and values["published"] in text
+    attention, mlp, skip = run.published
+    assert attention.ours[0] > max(c.published[0] for c in run.published) + 0.05
+    for curve in (attention, mlp):
+        assert np.all(np.abs(curve.ours[2:] - curve.published[2:]) < 0.01)
+    assert np.all(skip.ours[1:4] - skip.published[1:4] > 0.05)
 
 
 # ------------------------------------------------------------------------------------ findings table
@@ -261,7 +372,7 @@ def test_real_findings_fill_their_sentences(paper, lang):
     t = Text(lang)
     for finding, row in zip(run.findings, finding_rows(run, t), strict=True):
         assert set(finding.values) == placeholders(lang, f"paper.{paper}.finding.{finding.claim}.ours")
-        assert row[t("lab.col.badge")] == t("lab.pass")
+        assert row[t("lab.col.badge")] == t("lab.pass" if finding.passed else "lab.fail")
 
 
 # ----------------------------------------------------------------------------------- variant labels
@@ -308,7 +419,7 @@ def test_paper_variants_are_labelled(paper, lang):
 ])
 @pytest.mark.parametrize("size,change", [
     ([1.0, 10.0, 100.0, 444.0], ("lab.reading.grew", {"factor": "444"})),
-    ([1.0, 0.1, 1e-20, 1e-43], ("lab.reading.shrank", {"factor": "1e+43"})),
+    ([1.0, 0.1, 1e-20, 1e-43], ("lab.reading.shrank", {"factor": "10⁴³"})),
     ([1.0, 2.0, 3.0, 3.83], ("lab.reading.steady", {})),
     ([1.0, 1e200, np.inf, np.inf], ("lab.reading.overflow", {})),
 ])

@@ -188,6 +188,11 @@ def test_cosine_and_norm_at_extreme_magnitudes(scale):
     assert_allclose(mean_pairwise_cosine(scale * x), mean_pairwise_cosine(x), rtol=1e-12)
 
 
+def test_vector_norm_is_infinite_for_an_infinite_entry_and_nan_for_nan():
+    assert_array_equal(vector_norm(np.array([[1.0, np.inf], [-np.inf, 0.0], [1.0, 2.0]])), [np.inf, np.inf, np.sqrt(5)])
+    assert np.isnan(vector_norm(np.array([1.0, np.nan])))
+
+
 def _vanishing_trace():
     """No residual, no norm, BERT-scale weights: the stream shrinks ~10x per block but stays finite."""
     depth = 190

@@ -2,7 +2,8 @@
 
 ``lab_setup`` turns the controls' values into a runnable :class:`~blockstab.lab.LabSetup` (and says
 what it had to change); ``curves_figure`` draws the four per-layer readouts of any set of runs;
-``finding_rows`` lays out a paper preset's claims beside ours.
+``finding_rows`` lays out a paper preset's claims beside ours, ``published_figure`` our curves beside a
+paper's figure. Numbers are written as a student reads them (``readable_number``: 1.21 × 10⁻¹⁶⁰).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from blockstab.lab import FLOAT_FLOOR, MAX_SECONDS, BudgetError, DepthCurves, LabSetup, check_budget, compared_setups
-from blockstab.papers import PaperRun
+from blockstab.papers import PaperRun, PublishedCurve
 
 from .text import Text
 
@@ -111,7 +112,7 @@ def chart_notes(curves: dict[str, DepthCurves], t: Text) -> list[str]:
     """What the chart leaves out: collapse values at the float floor, and overflowed values."""
     notes = []
     if any((run.relative_residual < FLOAT_FLOOR).any() for run in curves.values()):
-        notes.append(t("lab.floor_note", floor=FLOAT_FLOOR))
+        notes.append(t("lab.floor_note", floor=readable_number(FLOAT_FLOOR)))
     if any(not np.isfinite(getattr(run, p)).all() for run in curves.values() for p in PANELS
            if getattr(run, p) is not None):
         notes.append(t("lab.overflow_note"))
@@ -130,25 +131,36 @@ def run_reading(variant: str, run: DepthCurves, t: Text) -> str:
     if collapsed.size:
         tokens = t("lab.reading.collapsed", block=int(collapsed[0]))
     elif run.pairwise_cosine[-1] > ALIGNED:
-        tokens = t("lab.reading.aligning", cosine=_number(run.pairwise_cosine[-1]),
-                   residual=_number(run.relative_residual[-1]))
+        tokens = t("lab.reading.aligning", cosine=readable_number(run.pairwise_cosine[-1]),
+                   residual=readable_number(run.relative_residual[-1]))
     else:
-        tokens = t("lab.reading.distinct", residual=_number(run.relative_residual[-1]))
+        tokens = t("lab.reading.distinct", residual=readable_number(run.relative_residual[-1]))
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         change = run.stream_rms[-1] / run.stream_rms[0]
     if not np.isfinite(change):
         size = t("lab.reading.overflow")
     elif change > SIZE_CHANGE:
-        size = t("lab.reading.grew", factor=_number(change))
+        size = t("lab.reading.grew", factor=readable_number(change))
     elif change < 1 / SIZE_CHANGE:
-        size = t("lab.reading.shrank", factor=_number(1 / change))
+        size = t("lab.reading.shrank", factor=readable_number(1 / change))
     else:
         size = t("lab.reading.steady")
     return t("lab.reading", run=variant_label(variant, t), tokens=tokens, size=size)
 
 
-def _number(value: float) -> str:
-    return f"{value:.3g}" if np.isfinite(value) else "∞"
+SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def readable_number(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits with a power of ten a student can read:
+    0.0123, 444, 1.21 × 10⁻¹⁶⁰, 10⁴³ (never ``1.21e-160``); ``∞`` beyond the float64 range."""
+    if not np.isfinite(value):
+        return "∞"
+    mantissa, _, exponent = f"{value:.{digits}g}".partition("e")
+    if not exponent:
+        return mantissa
+    power = "10" + str(int(exponent)).translate(SUPERSCRIPTS)
+    return power if mantissa == "1" else f"{mantissa} × {power}"
 
 
 def summary_rows(curves: dict[str, DepthCurves], t: Text) -> list[dict]:
@@ -159,16 +171,17 @@ def summary_rows(curves: dict[str, DepthCurves], t: Text) -> list[dict]:
         collapse = run.relative_residual[-1]
         rows.append({
             t("lab.col.run"): variant_label(variant, t),
-            t("lab.col.residual"): f"< {FLOAT_FLOOR:.0e}" if collapse < FLOAT_FLOOR else _number(collapse),
-            t("lab.col.cosine"): _number(run.pairwise_cosine[-1]),
-            t("lab.col.rms"): _number(run.stream_rms[-1]),
-            t("lab.col.gradient_ratio"): "–" if gradient is None else _number(gradient[0] / gradient[-1]),
+            t("lab.col.residual"): (f"< {readable_number(FLOAT_FLOOR)}" if collapse < FLOAT_FLOOR
+                                    else readable_number(collapse)),
+            t("lab.col.cosine"): readable_number(run.pairwise_cosine[-1]),
+            t("lab.col.rms"): readable_number(run.stream_rms[-1]),
+            t("lab.col.gradient_ratio"): "–" if gradient is None else readable_number(gradient[0] / gradient[-1]),
         })
     return rows
 
 
 def _formatted(values: dict) -> dict:
-    return {k: _number(v) if isinstance(v, float) else v for k, v in values.items()}
+    return {k: readable_number(v) if isinstance(v, float) else v for k, v in values.items()}
 
 
 def finding_rows(run: PaperRun, t: Text) -> list[dict]:
@@ -178,3 +191,41 @@ def finding_rows(run: PaperRun, t: Text) -> list[dict]:
         t("lab.col.ours"): t(f"paper.{run.paper}.finding.{f.claim}.ours", **_formatted(f.values)),
         t("lab.col.badge"): t("lab.pass") if f.passed else t("lab.fail"),
     } for f in run.findings]
+
+
+def published_figure(run: PaperRun, t: Text, projector: bool = False) -> go.Figure:
+    """Each published curve (dashed) beside ours, the mean over seeds (solid), layer by layer on
+    a linear axis, as the paper draws them; one colour per variant."""
+    fig = go.Figure()
+    width = 4 if projector else 2.5
+    for index, curve in enumerate(run.published):
+        colour, label = PALETTE[index % len(PALETTE)], variant_label(curve.variant, t)
+        layers = np.arange(len(curve.ours))
+        fig.add_trace(go.Scatter(x=layers, y=_plotted(curve.ours, False), mode="lines+markers",
+                                 name=t("lab.published.ours", run=label, seeds=curve.seeds),
+                                 line={"color": colour, "width": width}))
+        fig.add_trace(go.Scatter(x=layers, y=_plotted(curve.published, False), mode="lines+markers",
+                                 name=t("lab.published.paper", run=label), marker={"symbol": "x"},
+                                 line={"color": colour, "width": width, "dash": "dash"}))
+    fig.update_xaxes(title_text=t("lab.published.axis"), dtick=1)
+    fig.update_yaxes(title_text=t("lab.published.value"), rangemode="tozero")
+    fig.update_layout(title=t("lab.published.title"), height=560 if projector else 460, template="plotly_white",
+                      font={"size": 20 if projector else 13}, margin={"l": 60, "r": 20, "t": 60, "b": 60})
+    return fig
+
+
+def _span(values) -> str:
+    """``0.61`` or ``0.6–0.61``: the range of ``values`` to two digits."""
+    low, high = readable_number(min(values), 2), readable_number(max(values), 2)
+    return low if low == high else f"{low}–{high}"
+
+
+def layer_zero(curves: tuple[PublishedCurve, ...]) -> dict[str, str]:
+    """Where the curves start (layer 0, the tokens fed in): ``ours`` and ``published``."""
+    return {"ours": _span([c.ours[0] for c in curves]), "published": _span([c.published[0] for c in curves])}
+
+
+def published_notes(run: PaperRun, t: Text) -> list[str]:
+    """One line per published curve that ours does not reproduce: the layers where it is off."""
+    return [t("lab.published.off", run=variant_label(c.variant, t), tolerance=readable_number(c.tolerance),
+              layers=", ".join(str(layer) for layer in c.layers_beyond)) for c in run.published if c.layers_beyond]
