@@ -33,10 +33,10 @@ from ui.lab_views import (
     layer_zero,
     published_figure,
     published_notes,
-    readable_number,
     summary_rows,
     variant_label,
 )
+from ui.numbers import readable
 from ui.text import LANGUAGES, Text
 from ui.widgets import _lab_runs
 
@@ -217,7 +217,7 @@ def test_the_dong_preset_shows_the_figure_badge_as_measured(lang):
     assert [e.value for e in at.error] == [t("lab.some_fail")]
     row = table_rows(at)[CLAIMS["dong"].index("figure_2")]
     assert row[t("lab.col.badge")] == t("lab.fail")
-    values = {k: readable_number(v) if isinstance(v, float) else v for k, v in findings_values(run, "figure_2").items()}
+    values = {k: readable(v) if isinstance(v, float) else v for k, v in findings_values(run, "figure_2").items()}
     assert row[t("lab.col.ours")] == t("paper.dong.finding.figure_2.ours", **values)
     assert values["skip"] == "0.117" and values["seeds"] == 32
     captions = [c.value for c in at.caption]

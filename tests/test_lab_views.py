@@ -37,11 +37,11 @@ from ui.lab_views import (
     layer_zero,
     published_figure,
     published_notes,
-    readable_number,
     run_reading,
     summary_rows,
     variant_label,
 )
+from ui.numbers import readable
 from ui.text import LANGUAGES, Text, catalog
 
 LANGS = pytest.mark.parametrize("lang", LANGUAGES)
@@ -214,21 +214,6 @@ def test_summary_has_one_row_per_run(lang):
     assert rows[0][t("lab.col.rms")] == "∞" and rows[0][t("lab.col.residual")] == "0.01"
 
 
-@pytest.mark.parametrize("value, text", [
-    (0.0123456, "0.0123"), (444.4, "444"), (0.5, "0.5"), (1.0, "1"), (0.0, "0"), (-0.25, "-0.25"),
-    (1.2097e-160, "1.21 × 10⁻¹⁶⁰"), (7.43095e-171, "7.43 × 10⁻¹⁷¹"), (1e43, "10⁴³"), (1e-15, "10⁻¹⁵"),
-    (2.5e300, "2.5 × 10³⁰⁰"), (123456.0, "1.23 × 10⁵"), (-3e-20, "-3 × 10⁻²⁰"),
-    (np.inf, "∞"), (float("nan"), "∞"),
-])
-def test_readable_number_writes_powers_of_ten_as_a_student_reads_them(value, text):
-    assert readable_number(value) == text
-    assert "e" not in readable_number(value) or text == "∞"
-
-
-def test_readable_number_keeps_the_digits_it_is_asked_for():
-    assert readable_number(0.61234, 2) == "0.61" and readable_number(1.209729e-160, 7) == "1.209729 × 10⁻¹⁶⁰"
-
-
 # Issue #13's smallest case: its first gradients (~1e-171) square to 0 in float64.
 TINY_GRADIENTS = LabSetup(d_model=2, tokens=2, heads=1, depth=18, init="bert", seed=0, placement="post",
                           norm="layernorm")
@@ -244,7 +229,7 @@ def test_tiny_gradients_are_drawn_and_tabled_as_finite_readable_numbers(lang):
     assert list(drawn.y) == [float(v) for v in gradient] and all(v > 0 for v in drawn.y)
     (row,) = summary_rows(curves, t)
     ratio = row[t("lab.col.gradient_ratio")]
-    assert ratio == readable_number(gradient[0] / gradient[-1]) == "5.51 × 10⁻¹⁷¹"
+    assert ratio == readable(gradient[0] / gradient[-1]) == "5.51 × 10⁻¹⁷¹"
     assert all("e-" not in str(value) and "e+" not in str(value) for value in row.values())
     assert t("lab.overflow_note") not in chart_notes(curves, t)  # nothing left out of the gradient panel
 
@@ -311,7 +296,7 @@ def test_the_dong_figure_note_is_true_of_the_run(lang):
     run, _ = paper_run("dong")
     values = layer_zero(run.published)
     assert len({c.ours[0] for c in run.published}) == 1  # every variant is fed the same tokens
-    assert values["ours"] == readable_number(run.published[0].ours[0], 2)
+    assert values["ours"] == readable(run.published[0].ours[0], 2)
     text = Text(lang)("paper.dong.figure_note", **values)
     assert values["ours"] in text and values["published"] in text
     attention, mlp, skip = run.published

@@ -3,7 +3,7 @@
 ``lab_setup`` turns the controls' values into a runnable :class:`~blockstab.lab.LabSetup` (and says
 what it had to change); ``curves_figure`` draws the four per-layer readouts of any set of runs;
 ``finding_rows`` lays out a paper preset's claims beside ours, ``published_figure`` our curves beside a
-paper's figure. Numbers are written as a student reads them (``readable_number``: 1.21 × 10⁻¹⁶⁰).
+paper's figure. Numbers are written as a student reads them (``readable``: 1.21 × 10⁻¹⁶⁰).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from plotly.subplots import make_subplots
 from blockstab.lab import FLOAT_FLOOR, MAX_SECONDS, BudgetError, DepthCurves, LabSetup, check_budget, compared_setups
 from blockstab.papers import PaperRun, PublishedCurve
 
+from .numbers import readable
 from .text import Text
 
 # Okabe-Ito, in a fixed order so a variant keeps its colour from chart to chart.
@@ -112,7 +113,7 @@ def chart_notes(curves: dict[str, DepthCurves], t: Text) -> list[str]:
     """What the chart leaves out: collapse values at the float floor, and overflowed values."""
     notes = []
     if any((run.relative_residual < FLOAT_FLOOR).any() for run in curves.values()):
-        notes.append(t("lab.floor_note", floor=readable_number(FLOAT_FLOOR)))
+        notes.append(t("lab.floor_note", floor=readable(FLOAT_FLOOR)))
     if any(not np.isfinite(getattr(run, p)).all() for run in curves.values() for p in PANELS
            if getattr(run, p) is not None):
         notes.append(t("lab.overflow_note"))
@@ -131,36 +132,21 @@ def run_reading(variant: str, run: DepthCurves, t: Text) -> str:
     if collapsed.size:
         tokens = t("lab.reading.collapsed", block=int(collapsed[0]))
     elif run.pairwise_cosine[-1] > ALIGNED:
-        tokens = t("lab.reading.aligning", cosine=readable_number(run.pairwise_cosine[-1]),
-                   residual=readable_number(run.relative_residual[-1]))
+        tokens = t("lab.reading.aligning", cosine=readable(run.pairwise_cosine[-1]),
+                   residual=readable(run.relative_residual[-1]))
     else:
-        tokens = t("lab.reading.distinct", residual=readable_number(run.relative_residual[-1]))
+        tokens = t("lab.reading.distinct", residual=readable(run.relative_residual[-1]))
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         change = run.stream_rms[-1] / run.stream_rms[0]
     if not np.isfinite(change):
         size = t("lab.reading.overflow")
     elif change > SIZE_CHANGE:
-        size = t("lab.reading.grew", factor=readable_number(change))
+        size = t("lab.reading.grew", factor=readable(change))
     elif change < 1 / SIZE_CHANGE:
-        size = t("lab.reading.shrank", factor=readable_number(1 / change))
+        size = t("lab.reading.shrank", factor=readable(1 / change))
     else:
         size = t("lab.reading.steady")
     return t("lab.reading", run=variant_label(variant, t), tokens=tokens, size=size)
-
-
-SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def readable_number(value: float, digits: int = 3) -> str:
-    """``value`` to ``digits`` significant digits with a power of ten a student can read:
-    0.0123, 444, 1.21 × 10⁻¹⁶⁰, 10⁴³ (never ``1.21e-160``); ``∞`` beyond the float64 range."""
-    if not np.isfinite(value):
-        return "∞"
-    mantissa, _, exponent = f"{value:.{digits}g}".partition("e")
-    if not exponent:
-        return mantissa
-    power = "10" + str(int(exponent)).translate(SUPERSCRIPTS)
-    return power if mantissa == "1" else f"{mantissa} × {power}"
 
 
 def summary_rows(curves: dict[str, DepthCurves], t: Text) -> list[dict]:
@@ -171,17 +157,17 @@ def summary_rows(curves: dict[str, DepthCurves], t: Text) -> list[dict]:
         collapse = run.relative_residual[-1]
         rows.append({
             t("lab.col.run"): variant_label(variant, t),
-            t("lab.col.residual"): (f"< {readable_number(FLOAT_FLOOR)}" if collapse < FLOAT_FLOOR
-                                    else readable_number(collapse)),
-            t("lab.col.cosine"): readable_number(run.pairwise_cosine[-1]),
-            t("lab.col.rms"): readable_number(run.stream_rms[-1]),
-            t("lab.col.gradient_ratio"): "–" if gradient is None else readable_number(gradient[0] / gradient[-1]),
+            t("lab.col.residual"): (f"< {readable(FLOAT_FLOOR)}" if collapse < FLOAT_FLOOR
+                                    else readable(collapse)),
+            t("lab.col.cosine"): readable(run.pairwise_cosine[-1]),
+            t("lab.col.rms"): readable(run.stream_rms[-1]),
+            t("lab.col.gradient_ratio"): "–" if gradient is None else readable(gradient[0] / gradient[-1]),
         })
     return rows
 
 
 def _formatted(values: dict) -> dict:
-    return {k: readable_number(v) if isinstance(v, float) else v for k, v in values.items()}
+    return {k: readable(v) if isinstance(v, float) else v for k, v in values.items()}
 
 
 def finding_rows(run: PaperRun, t: Text) -> list[dict]:
@@ -216,7 +202,7 @@ def published_figure(run: PaperRun, t: Text, projector: bool = False) -> go.Figu
 
 def _span(values) -> str:
     """``0.61`` or ``0.6–0.61``: the range of ``values`` to two digits."""
-    low, high = readable_number(min(values), 2), readable_number(max(values), 2)
+    low, high = readable(min(values), 2), readable(max(values), 2)
     return low if low == high else f"{low}–{high}"
 
 
@@ -227,5 +213,5 @@ def layer_zero(curves: tuple[PublishedCurve, ...]) -> dict[str, str]:
 
 def published_notes(run: PaperRun, t: Text) -> list[str]:
     """One line per published curve that ours does not reproduce: the layers where it is off."""
-    return [t("lab.published.off", run=variant_label(c.variant, t), tolerance=readable_number(c.tolerance),
+    return [t("lab.published.off", run=variant_label(c.variant, t), tolerance=readable(c.tolerance),
               layers=", ".join(str(layer) for layer in c.layers_beyond)) for c in run.published if c.layers_beyond]
