@@ -178,6 +178,7 @@ VARIABLE_SITES = {
     "ui/verdicts.py": {k for k in EN if k.startswith("verdict.") or k.startswith("unit.")},
     "pages/exercises.py": {"ex.right", "ex.wrong"},
     "pages/depth_lab.py": {"lab.note.heads", "lab.note.budget"},
+    "ui/lab_views.py": {"lab.reading.post_ln_deep", "lab.reading.pre_ln_grows"},
 }
 
 

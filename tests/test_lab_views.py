@@ -413,4 +413,25 @@ def test_each_run_gets_a_reading_computed_from_its_curves(lang, residual, cosine
     run = made_curves(LabSetup(d_model=16, tokens=8, heads=2, depth=3), residual, cosine, size)
     expected = t("lab.reading", run=variant_label("both", t), tokens=t(tokens[0], **tokens[1]),
                  size=t(change[0], **change[1]))
-    assert run_reading("both", run, t) == expected
+    assert run_reading("both", run, t).startswith(expected)  # a note on Pre-LN's growth may follow
+
+
+@LANGS
+@pytest.mark.parametrize("placement, growth, collapsed, expected", [
+    ("post", [1.0, 1.0], True, ["lab.reading.post_ln_deep"]),
+    ("post", [1.0, 1.0], False, []),
+    ("pre", [1.0, 50.0], False, ["lab.reading.pre_ln_grows"]),
+    ("pre", [1.0, 2.0], False, []),
+])
+def test_a_run_with_both_stabilisers_on_is_read_with_the_lessons_story(lang, placement, growth, collapsed, expected):
+    """The Explorer calls both stabilisers on stable; the lab says why a deep plain Post-LN stack
+    can still collapse at initialisation and why a Pre-LN stream may grow."""
+    t = Text(lang)
+    setup = LabSetup(d_model=16, tokens=8, heads=2, depth=1, placement=placement)
+    residual = [1.0, 1e-20] if collapsed else [1.0, 0.5]
+    run = made_curves(setup, residual, [0.1, 0.1], growth)
+    reading = run_reading("this", run, t)
+    for key in ("lab.reading.post_ln_deep", "lab.reading.pre_ln_grows"):
+        assert (t(key) in reading) == (key in expected)
+    off = made_curves(replace(setup, residual=False), residual, [0.1, 0.1], growth)
+    assert t("lab.reading.post_ln_deep") not in run_reading("this", off, t)

@@ -146,7 +146,23 @@ def run_reading(variant: str, run: DepthCurves, t: Text) -> str:
         size = t("lab.reading.shrank", factor=readable(1 / change))
     else:
         size = t("lab.reading.steady")
-    return t("lab.reading", run=variant_label(variant, t), tokens=tokens, size=size)
+    reading = t("lab.reading", run=variant_label(variant, t), tokens=tokens, size=size)
+    return t.sentences([reading, *(t(key) for key in both_on_notes(run, bool(collapsed.size), change))])
+
+
+def both_on_notes(run: DepthCurves, collapsed: bool, change: float) -> list[str]:
+    """Catalog keys that square a run with both stabilisers on with the Explorer's lesson: plain
+    Post-LN at initialisation can still collapse when deep (what DeepNorm and 1/sqrt(L) scaling
+    fix), and a Pre-LN stream grows while every sublayer reads a normalized copy."""
+    setup = run.setup
+    if not (setup.residual and setup.norm != "none" and setup.residual_scale == "one"):
+        return []
+    notes = []
+    if collapsed and setup.placement == "post":
+        notes.append("lab.reading.post_ln_deep")
+    if setup.placement == "pre" and np.isfinite(change) and change > SIZE_CHANGE:
+        notes.append("lab.reading.pre_ln_grows")
+    return notes
 
 
 def summary_rows(curves: dict[str, DepthCurves], t: Text) -> list[dict]:

@@ -29,3 +29,7 @@ class Text:
 
     def __call__(self, key: str, /, **values) -> str:
         return self._strings[key].format(**values) if values else self._strings[key]
+
+    def sentences(self, parts) -> str:
+        """Sentences in a row: Chinese ones (ending in "。") follow each other without a space."""
+        return ("" if self.lang == "zh" else " ").join(parts)

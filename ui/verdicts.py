@@ -21,7 +21,6 @@ from .text import Text
 
 RANGE_LIMIT = 10.0  # a size 10 times (or a tenth of) its start has run away
 VANISHED = 1e-15  # below this fraction of its start the signal is gone (the charts' floor)
-SENTENCE_GAP = {"zh": ""}  # Chinese sentences end in "。" and follow each other without a space
 OWN_DIRECTION = 15.0  # degrees the action token keeps from every other token to keep its meaning
 
 
@@ -148,4 +147,4 @@ def verdict_findings(state: ExplorerState, result, t: Text) -> list[Finding]:
 
 def verdict(state: ExplorerState, result, t: Text) -> str:
     """One paragraph a class can read at a glance, computed from the readouts."""
-    return SENTENCE_GAP.get(t.lang, " ").join(t(f.key, **f.values) for f in verdict_findings(state, result, t))
+    return t.sentences(t(f.key, **f.values) for f in verdict_findings(state, result, t))
