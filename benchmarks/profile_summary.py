@@ -15,7 +15,7 @@ from pathlib import Path
 
 FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>[^()]*?)(?::\d+)?\)$")
 GROUPS = [  # first match wins, checked from the innermost frame outwards for "self" time
-    ("app: ui/views.py (figures)", "ui/views.py"),
+    ("app: ui/views/ (figures)", "ui/views/"),
     ("app: blockstab engine", "blockstab/"),
     ("app: pages and other ui", "/work/main/"),
     ("plotly", "plotly/"),

@@ -39,7 +39,9 @@ def load_app(root: Path) -> None:
     os.chdir(app.root)
     from ui.controls import ExplorerState
     from ui.text import Text
-    from ui.views import block_figure, depth_figure, explore, readouts_figure
+    from ui.views import explore
+    from ui.views.block import block_figure
+    from ui.views.depth import depth_figure, readouts_figure
 
     app.Text, app.explore = Text, explore
     app.figures = {"block": block_figure, "depth": depth_figure, "readouts": readouts_figure}

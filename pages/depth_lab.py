@@ -17,7 +17,8 @@ from ui.lab_views import (
     summary_rows,
 )
 from ui.text import Text
-from ui.views import geometry_2d_figure, geometry_3d_figure, markdown_table
+from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
+from ui.views.tables import markdown_table
 from ui.widgets import computed_with_progress, lab_controls, language
 
 t = Text(language())

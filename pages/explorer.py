@@ -5,7 +5,7 @@ import streamlit as st
 from ui.examples import sentence_caption
 from ui.text import Text
 from ui.verdicts import verdict
-from ui.views import course_table_matches, markdown_table, stage_csv, stage_rows
+from ui.views.tables import course_table_matches, markdown_table, stage_csv, stage_rows
 from ui.widgets import explore_cached, explorer_controls, figure_cached, language
 
 t = Text(language())

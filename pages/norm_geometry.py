@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui.controls import ExplorerState
 from ui.text import Text
-from ui.views import geometry_2d_figure, geometry_3d_figure
+from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
 from ui.widgets import language
 
 t = Text(language())

@@ -5,7 +5,8 @@ import streamlit as st
 from blockstab.scenario import LESSON
 from ui.controls import ExplorerState
 from ui.text import Text
-from ui.views import block_figure, course_case_rows, markdown_table, three_stage_rows
+from ui.views.block import block_figure
+from ui.views.tables import course_case_rows, markdown_table, three_stage_rows
 from ui.widgets import active_example, explore_cached, language, open_in_explorer
 
 t = Text(language())

@@ -17,11 +17,11 @@ from ui.examples import EXAMPLE_NAMES
 from ui.lab_views import PANELS, VARIANT_PARTS
 from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
 from ui.text import LANGUAGES, Text, catalog
-from ui.views import THREE_STAGES
+from ui.views.tables import THREE_STAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 READOUT_PANELS = ("norm", "nearest", "distinct", "cosine", "angle", "smallest")
-SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")])
+SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")])
 EN, ZH = catalog("en"), catalog("zh")
 NAMESPACES = {key.split(".", 1)[0] for key in EN}
 
@@ -51,7 +51,7 @@ FAMILIES = {
     "control.*": {f"control.{c.key}" for c in (*CONTROLS, *APP_CONTROLS, *LAB_CONTROLS)},
     "help.*": {f"help.{c.key}" for c in (*CONTROLS, *LAB_CONTROLS)},
     "lang.*": {f"lang.{code}" for code in LANGUAGES},
-    # The lesson pages: keys derived from the ids in ui/lessons.py and ui/views.py's tables.
+    # The lesson pages: keys derived from the ids in ui/lessons.py and ui/views/tables.py.
     "tour.*.title": {f"tour.{s.id}.title" for s in TOUR},
     "tour.*.body": {f"tour.{s.id}.body" for s in TOUR},
     "ex.*.title": {f"ex.{n}.title" for n in {q.exercise for q in QUESTIONS}},

@@ -20,7 +20,10 @@ from blockstab.lesson import COURSE_TABLE
 from ui.controls import BY_KEY, CONTROLS, ExplorerState, check_query
 from ui.text import LANGUAGES, Text, catalog
 from ui.verdicts import verdict
-from ui.views import block_figure, depth_figure, explore, readouts_figure, stage_rows
+from ui.views import explore
+from ui.views.block import block_figure
+from ui.views.depth import depth_figure, readouts_figure
+from ui.views.tables import stage_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -88,7 +91,7 @@ def same_data(spec: dict, fig) -> bool:
 
 
 def tables(at: AppTest) -> list[list[dict]]:
-    """Every Markdown table on the page (ui.views.markdown_table) as rows of column -> cell text."""
+    """Every Markdown table on the page (ui.views.tables.markdown_table) as rows of column -> cell text."""
     found = []
     for element in at.markdown:
         lines = element.value.splitlines()

@@ -44,7 +44,8 @@ from blockstab.scenario import (
 from ui.controls import ExplorerState
 from ui.examples import canonical, literal, localized, markdown_text, plotly_text, problem_text, table_rows
 from ui.text import LANGUAGES, Text, catalog
-from ui.views import course_table_matches, explore
+from ui.views import explore
+from ui.views.tables import course_table_matches
 
 CODES = {k.split(".", 1)[1] for k in catalog("en") if k.startswith("problem.")}
 

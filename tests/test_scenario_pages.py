@@ -18,7 +18,9 @@ from blockstab.scenario import LESSON, MAX_FILE_BYTES, PRESETS, Scenario, decode
 from ui.controls import ExplorerState
 from ui.examples import localized
 from ui.text import LANGUAGES, Text, catalog
-from ui.views import block_figure, depth_figure, explore, tokens_figure
+from ui.views import explore
+from ui.views.block import block_figure, tokens_figure
+from ui.views.depth import depth_figure
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"

@@ -21,19 +21,11 @@ from blockstab.readouts import distinct_tokens
 from blockstab.scenario import Scenario
 from ui.controls import APP_CONTROLS, BY_KEY, CONTROLS, STAGE_FOCUS, ExplorerState, check_query
 from ui.text import LANGUAGES, Text, catalog
-from ui.views import (
-    FIGURES,
-    block_figure,
-    course_table_matches,
-    depth_figure,
-    explore,
-    figure_state,
-    geometry_2d_figure,
-    geometry_3d_figure,
-    readouts_figure,
-    stage_csv,
-    stage_rows,
-)
+from ui.views import FIGURES, explore, figure_state
+from ui.views.block import block_figure
+from ui.views.depth import depth_figure, readouts_figure
+from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
+from ui.views.tables import course_table_matches, stage_csv, stage_rows
 
 LANGS = pytest.mark.parametrize("lang", LANGUAGES)
 
@@ -484,7 +476,7 @@ def test_depth_figure_ships_as_strict_json_with_its_template(state):
 
 
 def test_markdown_table_keeps_every_cell_and_escapes_markdown():
-    from ui.views import markdown_table
+    from ui.views.tables import markdown_table
 
     rows = [{"a|b": "[1.026, 1.978]", "c": "x\\y"}, {"a|b": "p|q", "c": "![img](http://x)"}]
     # Every ASCII punctuation mark is escaped: Markdown shows the cell as typed, never a link or image.

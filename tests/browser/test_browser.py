@@ -21,7 +21,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from blockstab.lesson import ACTION_TOKEN
 from ui.controls import ExplorerState
 from ui.text import Text, catalog
-from ui.views import block_figure, explore
+from ui.views import explore
+from ui.views.block import block_figure
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

@@ -1,0 +1,140 @@
+"""Inside one block: the action token's arrows stage by stage, and the sentence before any block."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from blockstab.block import StackConfig, Trace
+from blockstab.geometry import layernorm_points_2d, rmsnorm_circle
+from blockstab.lesson import lesson_params
+from blockstab.sublayers import feed_forward_hidden
+
+from ..controls import ExplorerState
+from ..examples import plotly_text, side_name, token_labels
+from ..numbers import vector_text
+from ..text import Text
+from .exploration import Exploration
+from .style import OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, plane_axes, style
+
+
+def stage_label(stage: str, cfg: StackConfig, t: Text) -> str:
+    """A stage's name as the switches make it: with the residual off the sum x + F(x) is only
+    F(x), and with normalization off a "normalized" stage is an unchanged copy."""
+    if not cfg.residual and stage in ("attention_residual", "ffn_residual"):
+        return t(f"stage.{stage}.no_residual")
+    if cfg.norm == "none" and stage in ("attention_norm", "ffn_norm"):
+        return t(f"stage.{stage}.off")
+    return t("stage." + stage)
+
+
+def stage_segments(state: ExplorerState, trace: Trace, row: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(stage, start, end) arrows of the action token inside the shown block.
+
+    A branch output (attention, feed-forward) is drawn tip-to-tail from the kept input when the
+    residual is on, so the residual sum x + F(x) is visibly the two arrows added.
+    """
+    block = state.shown_block - 1
+    cfg = trace.config
+    vec = {name: trace.values[block, i, row, state.example.action] for i, name in enumerate(cfg.stages)}
+    kept = {"post": {"attention": "input", "feed_forward": "attention_norm"},
+            "pre": {"attention": "input", "feed_forward": "attention_residual"}}[cfg.placement]
+    origin = np.zeros(2)
+    segments = []
+    for name in cfg.stages:
+        if name in kept:
+            start = cfg.skip_scale * vec[kept[name]]
+            segments.append((name, start, start + cfg.branch_scale * vec[name]))
+        else:
+            segments.append((name, origin, vec[name]))
+        if name == state.focus:
+            break
+    return segments
+
+
+def memory_note(state: ExplorerState, trace: Trace, t: Text) -> str:
+    """What the feed-forward memory wrote for the action token in the shown block: the stored
+    directions whose keys fired, per sentence (a key-value memory, Geva et al. 2021)."""
+    block = state.shown_block - 1
+    reads = trace.stage("attention_norm" if trace.config.placement == "post" else "ffn_norm")[block]
+    memory = lesson_params().block(block).feed_forward
+    fired = feed_forward_hidden(reads[:, state.example.action], memory)  # (batch, keys)
+    notes = []
+    for row, side in enumerate(state.scenarios):
+        keys = np.nonzero(fired[row] > 0)[0]
+        name = plotly_text(side_name(state.example, side, t))
+        if not keys.size:
+            notes.append(t("fig.block.memory_silent", sentence=name))
+            continue
+        angles = np.degrees(np.arctan2(memory.w_out[keys, 1], memory.w_out[keys, 0]))
+        notes.append(t("fig.block.memory_wrote", sentence=name,
+                       directions=", ".join(f"{a:.0f}°" for a in np.sort(angles))))
+    return "<br>".join(notes)
+
+
+def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
+    """Inside one block: the action token's arrows stage by stage, for each scenario."""
+    s = style(state)
+    cfg = result.trace.config
+    fig = go.Figure()
+    if state.norm_used == "rmsnorm":
+        circle = rmsnorm_circle()
+        fig.add_trace(go.Scatter(x=circle[:, 0], y=circle[:, 1], mode="lines", name=t("legend.rms_target"),
+                                 line={"color": TARGET, "dash": "dash", "width": 2}, hoverinfo="skip"))
+    elif state.norm_used == "layernorm":
+        pts = layernorm_points_2d()
+        fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers", name=t("legend.ln_target"),
+                                 marker={"color": TARGET, "size": s["marker"] + 6, "symbol": "x"}))
+    ends = [np.zeros(2)]
+    for row, scenario in enumerate(state.scenarios):
+        colour = SCENARIO_COLOURS[scenario]
+        for stage, start, end in stage_segments(state, result.trace, row):
+            focused = stage == state.focus
+            label = f"{plotly_text(side_name(state.example, scenario, t))} · {stage_label(stage, cfg, t)}"
+            fig.add_trace(go.Scatter(
+                x=[start[0], end[0]], y=[start[1], end[1]], mode="lines+markers",
+                name=label, legendgroup=scenario, showlegend=focused,
+                line={"color": colour, "width": s["line"] * (1.6 if focused else 0.6),
+                      "dash": "solid" if focused else "dot"},
+                marker={"size": [0, s["marker"] if focused else s["marker"] / 2], "color": colour},
+                meta=label, hovertemplate="%{meta}<br>[%{x:.3f}, %{y:.3f}]<extra></extra>",
+            ))
+            if focused or stage == "attention_residual":  # the stage's own value, at the arrow's tip
+                value = result.trace.values[state.shown_block - 1, cfg.stages.index(stage), row, state.example.action]
+                fig.add_annotation(x=end[0], y=end[1], text=vector_text(value), showarrow=False,
+                                   xanchor="left" if row else "right", xshift=10 if row else -10,
+                                   bgcolor="rgba(255,255,255,0.8)", font={"color": colour, "size": s["font"]})
+            ends += [start, end]
+    title = t("fig.block.title", block=state.shown_block, stage=stage_label(state.focus, cfg, t))
+    layout(fig, state, t, title)
+    plane_axes(fig, t, np.array(ends), state.example)
+    if state.focus == "feed_forward":
+        fig.add_annotation(text=memory_note(state, result.trace, t), xref="paper", yref="paper", x=0, y=1,
+                           xanchor="left", yanchor="top", showarrow=False, align="left",
+                           bgcolor="rgba(255,255,255,0.85)", font={"size": s["font"] - 2})
+    return fig
+
+
+def tokens_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
+    """The sentence before any block: every token's embedding as an arrow from the origin."""
+    s = style(state)
+    x = result.trace.stream[0]  # (batch, tokens, 2)
+    example = state.example
+    fig = go.Figure()
+    for row, scenario in enumerate(state.scenarios):
+        for i, name in enumerate(token_labels(example, scenario, t)):
+            shared = i != example.context_slot
+            if shared and row > 0:
+                continue
+            colour = "#000000" if i == example.action else (OTHER_TOKENS if shared else SCENARIO_COLOURS[scenario])
+            v = x[row, i]
+            name = plotly_text(name)
+            fig.add_trace(go.Scatter(x=[0, v[0]], y=[0, v[1]], mode="lines+markers+text", name=name,
+                                     text=["", name], textposition="top center",
+                                     line={"color": colour, "width": s["line"] * (1.4 if i == example.action else 0.8)},
+                                     marker={"size": [0, s["marker"]], "color": colour},
+                                     textfont={"color": colour, "size": s["font"]}, showlegend=False,
+                                     meta=name, hovertemplate="%{meta}: [%{x:.3f}, %{y:.3f}]<extra></extra>"))
+    layout(fig, state, t, t("fig.tokens.title"))
+    plane_axes(fig, t, x.reshape(-1, 2), example)
+    return fig

@@ -1,0 +1,175 @@
+"""Across depth: the tokens block by block (a slider and play button in the browser) and six
+readouts that cannot hide a merge."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from blockstab.readouts import token_groups
+
+from ..controls import ExplorerState
+from ..examples import plotly_text, side_name, token_labels
+from ..numbers import readable
+from ..text import Text
+from ..verdicts import OWN_DIRECTION, VANISHED
+from .exploration import Exploration
+from .style import OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, log_axis, plane_axes, style
+
+ANGLE_FLOOR = 1e-9  # degrees: a smaller angle between two tokens is drawn at this floor (same vector)
+
+
+def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
+    """Across depth: the action token's path; a slider and play button move through the blocks in
+    the browser (Plotly frames), with every token of the sentence at the chosen block. Tokens that
+    have merged (less than ``DISTINCT_DEGREES`` apart) share one label, "errors = after deploy",
+    and the action token is a ring, so a token under it still shows.
+
+    Built from plain dicts and wrapped without Plotly's per-property validation: validating
+    ``depth + 1`` frames of traces cost 64 ms at depth 24 and 213 ms at depth 100
+    (docs/benchmarks.md). Each frame carries only the moving traces' positions and labels; their
+    names and style stay on the figure's traces (``frame.traces`` says which), and Plotly.animate
+    keeps them.
+    """
+    s = style(state)
+    stream = result.trace.stream  # (depth + 1, batch, tokens, 2)
+    depth = stream.shape[0] - 1
+    action = state.example.action
+    blocks = np.arange(depth + 1)
+    data = []
+    for row, scenario in enumerate(state.scenarios):
+        path = stream[:, row, action]
+        data.append({
+            "type": "scatter", "x": path[:, 0], "y": path[:, 1], "mode": "lines+markers",
+            "name": t("legend.path", scenario=plotly_text(side_name(state.example, scenario, t))),
+            "line": {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2},
+            "marker": {"size": s["marker"] * 0.6, "color": blocks, "colorscale": "Viridis",
+                       "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block")}, "x": 1.02,
+                                                           "tick0": 0, "dtick": max(1, int(np.ceil(depth / 5)))}},
+            "customdata": blocks,
+            "hovertemplate": t("hover.block") + " %{customdata}: [%{x:.3f}, %{y:.3f}]<extra></extra>",
+        })
+    moving = list(range(len(data), len(data) + 2 * len(state.scenarios)))
+    names = [[plotly_text(n) for n in token_labels(state.example, side, t)] for side in state.scenarios]
+    # The moving traces at the last block, with their style: the figure opens there.
+    for row, scenario in enumerate(state.scenarios):  # the second sentence labels below its dots
+        data.append({"type": "scatter", "mode": "markers+text", "hoverinfo": "text",
+                     "textposition": "bottom center" if row else "top center",
+                     "marker": {"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.8},
+                     "textfont": {"color": SCENARIO_COLOURS[scenario], "size": s["font"] - 2},
+                     "name": t("legend.other_tokens"), "showlegend": False})
+        data.append({"type": "scatter", "mode": "markers", "name": t("legend.now"), "showlegend": False,
+                     "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2, "symbol": "circle-open",
+                                "line": {"width": 4}}})
+    frames = [{"name": str(d), "traces": moving, "data": _moving_positions(stream, d, action, names)}
+              for d in range(depth + 1)]
+    for index, trace in zip(moving, frames[-1]["data"], strict=True):
+        data[index].update(trace)
+    controls = {
+        "sliders": [{
+            "active": depth, "currentvalue": {"prefix": t("legend.block") + ": "}, "y": -0.18, "x": 0.12,
+            "len": 0.88,
+            "pad": {"t": 30}, "font": {"size": s["font"] - 2},
+            "steps": [{"label": str(d), "method": "animate",
+                       "args": [[str(d)], {"mode": "immediate", "frame": {"duration": 0, "redraw": False},
+                                           "transition": {"duration": 0}}]} for d in range(depth + 1)],
+        }],
+        "updatemenus": [{
+            "type": "buttons", "x": 0, "y": -0.2, "xanchor": "left", "yanchor": "top", "direction": "left",
+            "buttons": [{"label": "▶", "method": "animate",
+                         "args": [None, {"frame": {"duration": 120, "redraw": False}, "fromcurrent": True,
+                                         "transition": {"duration": 0}}]}],
+        }],
+    }
+    fig = go.Figure({"data": data, "layout": controls, "frames": frames}, skip_invalid=False, _validate=False)
+    layout(fig, state, t, t("fig.depth.title", depth=depth))
+    fig.update_layout(showlegend=False, margin={"b": 120})
+    plane_axes(fig, t, stream.reshape(-1, 2), state.example)
+    return fig
+
+
+def group_labels(vectors: np.ndarray, names: list[str]) -> list[str]:
+    """One label per group of merged tokens ("errors = after deploy"), on the group's first token;
+    the other members get none, so merged labels never print on top of each other."""
+    groups = token_groups(vectors)
+    return [" = ".join(n for j, n in enumerate(names) if groups[j] == i) if groups[i] == i else ""
+            for i in range(len(names))]
+
+
+def _moving_positions(stream: np.ndarray, d: int, action: int, names: list[list[str]]) -> list[dict]:
+    """Block ``d``'s moving traces: per scenario, every token with its group's label, then the
+    action token's ring. Plain float lists: Plotly converts each NumPy array through narwhals,
+    which cost more than the rest of the frame; JSON keeps every float exactly (shortest repr)."""
+    traces = []
+    for row in range(stream.shape[1]):
+        pts = stream[d, row]
+        a = pts[action]
+        traces.append({"type": "scatter", "x": pts[:, 0].tolist(), "y": pts[:, 1].tolist(),
+                       "text": group_labels(pts, names[row]), "hovertext": names[row]})
+        traces.append({"type": "scatter", "x": [float(a[0])], "y": [float(a[1])]})
+    return traces
+
+
+def _floored(values: np.ndarray, floor: float) -> list:
+    """Values for a log axis: below ``floor`` drawn at the floor, non-finite left out (a gap)."""
+    return [None if not np.isfinite(v) else max(float(v), floor) for v in values]
+
+
+def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
+    """Six readouts against depth that cannot hide a merge: the action token's size, its cosine to
+    its start, its angle to the nearest other token, the angle between the two sentences, how many
+    tokens are distinct, and the smallest angle between two tokens."""
+    s = style(state)
+    r = result.readouts
+    n = result.trace.stream.shape[2]
+    blocks = np.arange(r.action_norm.shape[0])
+    size_floor = VANISHED * float(r.action_norm[0].min())
+    panels = ("norm", "nearest", "distinct", "cosine", "angle", "smallest")
+    fig = make_subplots(rows=2, cols=3, vertical_spacing=0.22, horizontal_spacing=0.09,
+                        subplot_titles=[t("fig.readouts." + p, n=n) for p in panels])
+    for row, scenario in enumerate(state.scenarios):
+        line = {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 1.5}
+        common = {"name": plotly_text(side_name(state.example, scenario, t)), "legendgroup": scenario, "line": line,
+                  "mode": "lines+markers", "marker": {"size": s["marker"] / 2.5}}  # a lone point still shows
+        fig.add_trace(go.Scatter(x=blocks, y=_floored(r.action_norm[:, row], size_floor), **common), row=1, col=1)
+        common["showlegend"] = False
+        fig.add_trace(go.Scatter(x=blocks, y=r.action_nearest_angle[:, row], **common), row=1, col=2)
+        fig.add_trace(go.Scatter(x=blocks, y=r.distinct_tokens[:, row], line_shape="hv", **common), row=1, col=3)
+        fig.add_trace(go.Scatter(x=blocks, y=r.action_cosine_to_input[:, row], **common), row=2, col=1)
+        fig.add_trace(go.Scatter(x=blocks, y=_floored(r.smallest_pairwise_angle[:, row], ANGLE_FLOOR), **common),
+                      row=2, col=3)
+    if state.norm_used != "none" and state.placement == "pre":  # what every sublayer reads
+        reads = np.full(blocks.shape, float(np.sqrt(2)))
+        fig.add_trace(go.Scatter(x=blocks, y=reads, name=t("legend.normalized_copy"),
+                                 line={"color": TARGET, "dash": "dash", "width": s["line"] / 1.5}), row=1, col=1)
+    if len(state.scenarios) == 2:
+        angle = np.where(r.scenario_angle < ANGLE_FLOOR, 0.0, r.scenario_angle)  # float noise is zero
+        fig.add_trace(go.Scatter(x=blocks, y=angle, name=t("legend.angle"),
+                                 line={"color": "#000000", "width": s["line"] / 1.5}), row=2, col=2)
+    else:
+        fig.add_annotation(text=t("fig.readouts.angle_needs_two"), xref="x5 domain", yref="y5 domain", x=0.5,
+                           y=0.5, showarrow=False, font={"size": s["font"] - 2, "color": "#555555"})
+    fig.add_hline(y=OWN_DIRECTION, line={"color": "#555555", "dash": "dot", "width": 1}, row=1, col=2)
+    fig.update_yaxes(**log_axis(r.action_norm.ravel(), size_floor), row=1, col=1)
+    fig.update_yaxes(rangemode="tozero", row=1, col=2)
+    fig.update_yaxes(range=[0, n + 0.5], dtick=1 if n <= 8 else 2, row=1, col=3)
+    fig.update_yaxes(range=[-1.05, 1.05], row=2, col=1)
+    top = float(np.nanmax(np.concatenate([r.scenario_angle, [5.0]])))
+    fig.update_yaxes(range=[0, top * 1.1], row=2, col=2)
+    fig.update_yaxes(**log_axis(r.smallest_pairwise_angle.ravel(), ANGLE_FLOOR), row=2, col=3)
+    fig.update_xaxes(title_text=t("legend.block"), row=2)  # a top-row title would run into the panel titles
+    fig.update_annotations(font_size=s["font"])
+    layout(fig, state, t, t("fig.readouts.title"))
+    fig.update_layout(height=s["height"] + (200 if state.projector else 60))
+    notes = []
+    if np.any(r.action_norm < size_floor) or np.any(r.smallest_pairwise_angle < ANGLE_FLOOR):
+        notes.append(t("fig.readouts.floor", size=readable(VANISHED), angle=readable(ANGLE_FLOOR)))
+    undefined = np.nonzero(np.any(np.isnan(r.action_cosine_to_input), axis=1))[0]
+    if undefined.size:
+        notes.append(t("fig.readouts.undefined", block=int(undefined[0])))
+    if notes:
+        fig.add_annotation(text="<br>".join(notes), xref="paper", yref="paper", x=0, y=-0.22, xanchor="left",
+                           yanchor="top", align="left", showarrow=False,
+                           font={"size": s["font"] - 2, "color": "#333333"})
+    return fig

@@ -1,0 +1,58 @@
+"""What every figure shares: colours, sizes for the screen and the projector, the 2-D plane's
+axes and log axes that tick whole powers of ten."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from blockstab.scenario import LESSON
+
+from ..controls import ExplorerState
+from ..examples import axis_names, plotly_text
+from ..text import Text
+
+# Okabe-Ito: distinguishable with every common colour-vision deficiency.
+SCENARIO_COLOURS = {"confirmed": "#0072B2", "not_confirmed": "#D55E00"}
+OTHER_TOKENS = "#999999"
+TARGET = "#009E73"
+PLOTLY_WHITE = pio.templates["plotly_white"].to_plotly_json()
+
+
+def style(state: ExplorerState) -> dict:
+    big = state.projector
+    return {"font": 20 if big else 14, "line": 5 if big else 3, "marker": 16 if big else 10,
+            "height": 420 if big else 480}
+
+
+def log_axis(values: np.ndarray, floor: float) -> dict:
+    """A log axis over ``values`` (floored) that ticks whole powers of ten, written 10ⁿ: at least
+    one decade, at most about six labels."""
+    finite = values[np.isfinite(values)]
+    finite = np.maximum(finite, floor) if finite.size else np.array([floor, 1.0])
+    low = np.floor(np.log10(finite.min()))
+    high = max(np.ceil(np.log10(finite.max())), low + 1)
+    return {"type": "log", "range": [low - 0.1, high + 0.1], "dtick": max(1, int(np.ceil((high - low) / 6))),
+            "exponentformat": "power", "showexponent": "all"}
+
+
+def layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figure:
+    s = style(state)
+    fig.update_layout(
+        title={"text": title, "font": {"size": s["font"] + 2}},
+        font={"size": s["font"]}, height=s["height"],
+        margin={"l": 60, "r": 20, "t": 50, "b": 80},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0},
+    )
+    fig.layout.template = PLOTLY_WHITE  # the template itself: an unvalidated figure would keep a name
+    return fig
+
+
+def plane_axes(fig: go.Figure, t: Text, points: np.ndarray, example=LESSON, **where) -> None:
+    finite = points[np.all(np.isfinite(points), axis=-1)]
+    reach = max(1.6, float(np.abs(finite).max()) * 1.3) if finite.size else 2.0
+    across, up = (plotly_text(name) for name in axis_names(example, t))
+    fig.update_xaxes(title_text=across, range=[-reach, reach], zeroline=True, **where)
+    fig.update_yaxes(title_text=up, range=[-reach, reach], zeroline=True,
+                     scaleanchor="x" if not where else None, **where)
