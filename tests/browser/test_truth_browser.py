@@ -15,6 +15,7 @@ from ui.controls import ExplorerState
 from ui.text import Text
 from ui.verdicts import OWN_DIRECTION, verdict
 from ui.views import explore
+from ui.views.depth import group_labels
 
 pytestmark = pytest.mark.browser
 RAW_EXPONENT = re.compile(r"\d(?:\.\d+)?[eE][+-]?\d")
@@ -86,3 +87,34 @@ def test_every_readout_panel_draws_and_no_number_is_raw_exponent(new_page, app_u
     assert "0×" not in text and " blocks:" not in text.replace("1 blocks", "")
     assert not np.any([s in text for s in ("1B", "100µ", "10n", "1p")])
     shot(page, f"truth-{re.sub(r'[^a-z0-9]+', '-', view)}-{lang}")
+
+
+LABELS_SHOWN = """i => {
+  const gd = document.querySelectorAll('.js-plotly-plot')[i];
+  return [...gd.querySelectorAll('.scatterlayer .trace')].map(tr =>
+    [...tr.querySelectorAll('.textpoint text')].map(t => t.textContent).filter(Boolean));
+}"""
+
+
+@pytest.mark.parametrize("view", ["", "&residual=false"])
+def test_depth_view_names_merged_tokens_at_every_block_the_slider_shows(new_page, app_url, view):
+    """Tokens that merged share one label ("errors = after deploy"), so a merge hidden under
+    another marker is still visible, and the labels follow the slider in the browser."""
+    page = new_page()
+    open_app(page, f"{app_url}/?lang=en{view}")
+    index = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                          ".findIndex(gd => gd.layout && gd.layout.sliders && gd.layout.sliders.length)")
+    state = ExplorerState(residual=not view)
+    stream = explore(state).trace.stream
+    names = [[Text("en")(f"token.{n}") for n in
+              ("errors", "after_deploy", "rollback", side, "action")] for side in state.scenarios]
+    for block in (state.depth, 0, 3):
+        page.evaluate("([i, b]) => Plotly.animate(document.querySelectorAll('.js-plotly-plot')[i], [String(b)], "
+                      "{mode: 'immediate', frame: {duration: 0, redraw: false}, transition: {duration: 0}})",
+                      [index, block])
+        page.wait_for_timeout(300)
+        shown = [labels for labels in page.evaluate(LABELS_SHOWN, index) if labels]
+        expected = [[label for label in group_labels(stream[block, row], names[row]) if label]
+                    for row in range(len(state.scenarios))]
+        assert sorted(map(sorted, shown)) == sorted(map(sorted, expected)), block
+    shot(page, f"truth-depth-labels{view.replace('&', '-').replace('=', '-')}")
