@@ -16,8 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blockstab.block import StackConfig
-from blockstab.lesson import COURSE_TABLE, lesson_embeddings, lesson_trace
+from blockstab.block import StackConfig, run_stack
+from blockstab.lesson import COURSE_TABLE, lesson_embeddings, lesson_params, lesson_trace
+from blockstab.readouts import angle_degrees
 from blockstab.scenario import (
     JSON_SCHEMA,
     LESSON,
@@ -99,6 +100,27 @@ def test_other_presets_behave_like_the_lesson_but_claim_no_course_match(name):
     assert explore(ExplorerState(norm=False, example=example)).readouts.action_norm[-1].min() > 1e30
     state = ExplorerState(depth=1, example=example)
     assert not course_table_matches(explore(state), state)
+
+
+# SUPPORT's four-token sentences do not hold with the lesson block of issue #12's fix: under Post-LN
+# its "reply" is caught by the symptom key (delivered) or the recovery key (lost) within a few blocks
+# (0 degrees from a sentence-mate). Kept as a strict expected failure until its embeddings or the
+# block are re-chosen; see the model branch's report.
+SUPPORT_POST = pytest.param("support", "post", marks=pytest.mark.xfail(strict=True, reason="issue #12: reply merges"))
+
+
+@pytest.mark.parametrize("name, placement", [(n, p) for n in sorted(PRESETS) for p in ("post", "pre")
+                                             if (n, p) != ("support", "post")] + [SUPPORT_POST])
+def test_every_preset_keeps_its_action_token_apart_and_its_sentences_different(name, placement):
+    """Both stabilisers, depths 24, 100 and 1000: the action token stays at least 15 degrees from
+    every other token of its sentence, and the two sentences' action tokens at least 5 degrees apart."""
+    example = PRESETS[name]
+    for depth in (24, 100, 1000):
+        output = run_stack(example.embeddings(), lesson_params(), StackConfig(depth=depth, placement=placement)).output
+        action = output[:, example.action]
+        others = np.delete(output, example.action, axis=1)
+        assert angle_degrees(action[:, None], others).min() >= 15.0, depth
+        assert angle_degrees(action[0], action[1]) >= 5.0, depth
 
 
 def test_an_edited_copy_of_the_lesson_is_no_longer_the_lesson():
