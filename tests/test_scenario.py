@@ -102,15 +102,8 @@ def test_other_presets_behave_like_the_lesson_but_claim_no_course_match(name):
     assert not course_table_matches(explore(state), state)
 
 
-# SUPPORT's four-token sentences do not hold with the lesson block of issue #12's fix: under Post-LN
-# its "reply" is caught by the symptom key (delivered) or the recovery key (lost) within a few blocks
-# (0 degrees from a sentence-mate). Kept as a strict expected failure until its embeddings or the
-# block are re-chosen; see the model branch's report.
-SUPPORT_POST = pytest.param("support", "post", marks=pytest.mark.xfail(strict=True, reason="issue #12: reply merges"))
-
-
-@pytest.mark.parametrize("name, placement", [(n, p) for n in sorted(PRESETS) for p in ("post", "pre")
-                                             if (n, p) != ("support", "post")] + [SUPPORT_POST])
+@pytest.mark.parametrize("placement", ["post", "pre"])
+@pytest.mark.parametrize("name", sorted(PRESETS))
 def test_every_preset_keeps_its_action_token_apart_and_its_sentences_different(name, placement):
     """Both stabilisers, depths 24, 100 and 1000: the action token stays at least 15 degrees from
     every other token of its sentence, and the two sentences' action tokens at least 5 degrees apart."""
