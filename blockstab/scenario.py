@@ -359,7 +359,7 @@ LESSON = _preset(
 # "Fever and cough; the test is positive / negative; next step?" Axes: symptom, urgency.
 TRIAGE = _preset(
     "triage", ("symptom", "urgency"),
-    [("fever", 1.2, 0.3), ("cough", 0.9, -0.4), ("test", 0.1, 0.9), ("next_step", 0.6, 1.4)], 3,
+    [("fever", 1.3, 0.1), ("cough", 0.9, -0.4), ("test", -0.2, 1.0), ("next_step", 0.6, 1.4)], 3,
     (("positive", -0.4, 1.5), ("negative", 1.6, -0.5)), 4,
 )
 # "Refund requested for the order; it was delivered / lost; reply?" Axes: complaint, resolution.

@@ -16,8 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blockstab.block import StackConfig
-from blockstab.lesson import COURSE_TABLE, lesson_embeddings, lesson_trace
+from blockstab.block import StackConfig, run_stack
+from blockstab.lesson import COURSE_TABLE, lesson_embeddings, lesson_params, lesson_trace
+from blockstab.readouts import angle_degrees
 from blockstab.scenario import (
     JSON_SCHEMA,
     LESSON,
@@ -100,6 +101,20 @@ def test_other_presets_behave_like_the_lesson_but_claim_no_course_match(name):
     assert explore(ExplorerState(norm=False, example=example)).readouts.action_norm[-1].min() > 1e30
     state = ExplorerState(depth=1, example=example)
     assert not course_table_matches(explore(state), state)
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_keeps_its_action_token_apart_and_its_sentences_different(name, placement):
+    """Both stabilisers, depths 24, 100 and 1000: the action token stays at least 15 degrees from
+    every other token of its sentence, and the two sentences' action tokens at least 5 degrees apart."""
+    example = PRESETS[name]
+    for depth in (24, 100, 1000):
+        output = run_stack(example.embeddings(), lesson_params(), StackConfig(depth=depth, placement=placement)).output
+        action = output[:, example.action]
+        others = np.delete(output, example.action, axis=1)
+        assert angle_degrees(action[:, None], others).min() >= 15.0, depth
+        assert angle_degrees(action[0], action[1]) >= 5.0, depth
 
 
 def test_an_edited_copy_of_the_lesson_is_no_longer_the_lesson():
