@@ -17,7 +17,7 @@ st.header(t("teach.presets"))
 for preset in PRESETS:
     with st.container(border=True):
         text, go = st.columns([4, 1])
-        text.markdown(t(f"preset.{preset.id}"))
+        text.markdown(t(f"preset.{preset.id}", **lesson_facts()))
         query = explorer_query(preset.view, lang=t.lang, sc=example_in_link())
         text.code("?" + "&".join(f"{k}={v}" for k, v in query.items()), language=None)
         if go.button(t("teach.open"), key=f"preset_{preset.id}", icon=":material/open_in_new:"):

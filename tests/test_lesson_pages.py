@@ -8,6 +8,7 @@ from test_pages import tables
 
 from ui.controls import CONTROLS, ExplorerState
 from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
+from ui.numbers import vector_text
 from ui.text import Text
 from ui.verdicts import verdict
 from ui.views import explore
@@ -73,7 +74,8 @@ def test_tour_step_opens_in_the_explorer_with_its_view():
 def test_worked_case_shows_the_course_numbers(lang):
     at = open_page("pages/worked_case.py", lang)
     cells = {cell for table in tables(at) for row in table for cell in row.values()}
-    for number in ("[1.026, 1.978]", "[1.238, 1.814]", "[0.226, 0.378]"):
+    new_context = explore(ExplorerState(depth=1)).trace.stage("attention")[0, :, ExplorerState().example.action]
+    for number in ("[1.026, 1.978]", "[1.238, 1.814]", *(vector_text(v) for v in new_context)):
         assert number in cells
 
 

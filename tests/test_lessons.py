@@ -5,11 +5,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_numbers import value_of
 
+from blockstab.block import StackConfig
+from blockstab.lesson import ACTION_TOKEN, TOKENS, lesson_params, lesson_trace
+from blockstab.readouts import DISTINCT_DEGREES, angle_degrees
+from blockstab.sublayers import feed_forward_hidden
 from ui.controls import BY_KEY, ExplorerState, check_query, explorer_query
-from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
+from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR, lesson_facts
 from ui.text import Text
-from ui.verdicts import verdict_findings
+from ui.verdicts import OWN_DIRECTION, verdict_findings
 from ui.views import FIGURES, explore
 
 EN = Text("en")
@@ -63,15 +68,65 @@ def test_every_demonstration_link_is_a_valid_url(item):
         k: v for k, v in item.view.items() if v != BY_KEY[k].default}
 
 
+def groups(tokens: np.ndarray) -> int:
+    """How many groups of tokens less than 1 degree apart (chained), by a plain union-find."""
+    parent = list(range(len(tokens)))
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i in range(len(tokens)):
+        for j in range(i):
+            if angle_degrees(tokens[i], tokens[j]) < DISTINCT_DEGREES:
+                parent[root(i)] = root(j)
+    return len({root(i) for i in range(len(tokens))})
+
+
 def test_numbers_quoted_in_the_lesson_text_are_what_the_engine_computes():
-    """The prose says: collapse by block 3; past 1e40 by block 24, about 50x per block; holds at 100."""
-    collapse = explore(ExplorerState(residual=False, depth=24)).readouts.relative_residual
-    assert int(np.nonzero(np.all(collapse <= 1e-3, axis=1))[0][0]) == 3
-    size = explore(ExplorerState(norm=False, depth=24)).readouts.action_norm
-    assert np.all(size[-1] / size[0] > 1e40)
-    per_block = (size[-1] / size[0]) ** (1 / 24)
-    assert np.all((per_block > 35) & (per_block < 65))
-    held = explore(ExplorerState(depth=100)).readouts
-    assert np.all(held.relative_residual[-1] > 0.1)
+    """Every number the prose quotes (lesson_facts) recomputed here from the engine's own stack."""
+    facts = lesson_facts()
+    stream = lesson_trace(StackConfig(depth=24, residual=False)).stream
+    same = [all(groups(x[row]) == 1 for row in range(2)) for x in stream]
+    assert same.index(True) == int(facts["collapse_block"]) and all(same[same.index(True):])
+    size = np.linalg.norm(lesson_trace(StackConfig(depth=24, norm="none")).stream[:, :, ACTION_TOKEN], axis=-1)
+    growth = size[-1] / size[0]
+    assert value_of(facts["growth_24"]) == pytest.approx(growth.min(), rel=5e-3)
+    assert value_of(facts["growth_per_block"]) == pytest.approx(growth.min() ** (1 / 24), rel=1e-2)
+    for depth in (24, 100):
+        x = lesson_trace(StackConfig(depth=depth)).stream[-1]
+        nearest = min(angle_degrees(x[row, ACTION_TOKEN], x[row, j]) for row in range(2) for j in range(4))
+        assert value_of(facts[f"nearest_{depth}"]) == pytest.approx(nearest, rel=1e-2)
+    x = lesson_trace(StackConfig(depth=24)).stream[-1, :, ACTION_TOKEN]
+    assert value_of(facts["sentences_24"]) == pytest.approx(angle_degrees(x[0], x[1]), rel=1e-2)
+    keys = lesson_params().blocks[0].feed_forward.w_out
+    assert int(facts["memory_keys"]) == len(keys) and int(facts["strong_keys"]) == len(keys) - 1
+
+
+def test_the_tours_words_are_true_of_the_lesson():
+    """Step 2: the blend leans to recovery with 'confirmed', to the symptom without; step 3: one
+    weak key is the one that writes into the action token in block 1, and it writes less than any
+    strong key could; step 6: the action token keeps its own direction at 24 (and 100) blocks,
+    'confirmed' nearer the recovery axis, while the symptom words and the recovery words gather."""
+    one = lesson_trace(StackConfig(depth=1))
+    blend = one.stage("attention")[0, :, ACTION_TOKEN]
+    up = np.array([0.0, 1.0])
+    assert angle_degrees(blend[0], up) < angle_degrees(blend[1], up)
+    memory = lesson_params().blocks[0].feed_forward
+    fired = feed_forward_hidden(one.stage("attention_norm")[0, :, ACTION_TOKEN], memory) > 0
+    strength = np.linalg.norm(memory.w_out, axis=1)
+    weak = int(np.argmin(strength))
+    assert fired[:, weak].all() and fired.sum() == 2  # only the weak key, in both sentences
+    for depth in (24, 100):
+        x = lesson_trace(StackConfig(depth=depth)).stream[-1]
+        assert all(angle_degrees(x[row, ACTION_TOKEN], x[row, j]) >= OWN_DIRECTION
+                   for row in range(2) for j in range(4))
+        assert angle_degrees(x[0, ACTION_TOKEN], up) < angle_degrees(x[1, ACTION_TOKEN], up)
+        errors, after, rollback, status = (TOKENS.index(n) for n in ("errors", "after_deploy", "rollback", "status"))
+        for row in range(2):  # the symptom words are one direction
+            assert angle_degrees(x[row, errors], x[row, after]) < DISTINCT_DEGREES
+        assert angle_degrees(x[0, rollback], x[0, status]) < DISTINCT_DEGREES  # rollback = confirmed
+        assert angle_degrees(x[1, errors], x[1, status]) < DISTINCT_DEGREES  # not confirmed = errors
     pre = explore(ExplorerState(placement="pre", depth=100)).readouts.action_norm
     assert np.all(pre[-1] > 10 * pre[0])  # "the stream grows" under Pre-LN

@@ -15,7 +15,7 @@ from blockstab.readouts import angle_degrees
 from blockstab.scenario import PRESETS
 from ui.controls import ExplorerState
 from ui.text import LANGUAGES, Text
-from ui.verdicts import OWN_DIRECTION, RANGE_LIMIT, VANISHED, verdict, verdict_findings
+from ui.verdicts import OWN_DIRECTION, RANGE_LIMIT, STEADY, VANISHED, verdict, verdict_findings
 from ui.views import explore
 
 COMBINATIONS = [
@@ -48,17 +48,25 @@ def check(finding, state, result) -> None:
     elif finding.key == "verdict.vanished":
         assert np.any(ratio[v["block"]] <= VANISHED)
     elif finding.key in ("verdict.grew", "verdict.pre_stream"):
-        assert np.any(ratio >= RANGE_LIMIT)
+        assert np.any(ratio >= (STEADY if finding.key == "verdict.pre_stream" else RANGE_LIMIT))
         if finding.key == "verdict.pre_stream":
-            assert state.placement == "pre" and state.norm
+            assert state.placement == "pre" and state.norm and state.residual
             out = np.linalg.norm(result.trace.output[:, state.example.action], axis=-1)
             np.testing.assert_allclose(out, np.sqrt(2), rtol=1e-4)  # the final norm tidies the output
         else:
             assert np.any(ratio[v["block"]] >= RANGE_LIMIT) and not np.any(ratio[: v["block"]] >= RANGE_LIMIT)
     elif finding.key == "verdict.shrank":
         assert np.any(ratio[v["block"]] <= 1 / RANGE_LIMIT)
+    elif finding.key == "verdict.growing":
+        assert np.all(ratio < RANGE_LIMIT) and ratio[-1].max() >= STEADY
+    elif finding.key == "verdict.shrinking":
+        assert np.all(ratio > 1 / RANGE_LIMIT) and ratio[-1].min() <= 1 / STEADY
     elif finding.key in ("verdict.stable", "verdict.steady"):
-        assert np.all((ratio < RANGE_LIMIT) & (ratio > 1 / RANGE_LIMIT))
+        if state.norm and state.placement == "post":  # every block's output has the norm's size
+            sizes = size[1:]
+            np.testing.assert_allclose(sizes, sizes[0, 0], rtol=1e-3)
+        else:
+            assert np.all((ratio[-1] < STEADY) & (ratio[-1] > 1 / STEADY))
     elif finding.key == "verdict.collapse":
         for row in range(stream.shape[1]):
             for d in range(v["block"], stream.shape[0]):

@@ -107,6 +107,7 @@ def lesson_facts() -> dict[str, str]:
     ratio = float((growth[-1] / growth[0]).min())
     stable = {depth: readouts(depth=depth) for depth in (24, 100)}
     pre = readouts(placement="pre", depth=100).action_norm
+    gains = np.linalg.norm(lesson_params().blocks[0].feed_forward.w_out, axis=1)  # each key's write strength
     return {
         "collapse_block": str(int(np.nonzero(np.all(collapse == 1, axis=1))[0][0])),
         "growth_24": readable(ratio),
@@ -117,5 +118,6 @@ def lesson_facts() -> dict[str, str]:
         "nearest_100": readable(float(stable[100].action_nearest_angle[-1].min()), digits=2),
         "sentences_24": readable(float(stable[24].scenario_angle[-1]), digits=2),
         "pre_growth_100": readable(float((pre[-1] / pre[0]).max()), digits=2),
-        "memory_keys": str(lesson_params().blocks[0].feed_forward.w_in.shape[1]),
+        "memory_keys": str(len(gains)),
+        "strong_keys": str(int(np.sum(gains > gains.min()))),
     }

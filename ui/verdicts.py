@@ -20,6 +20,7 @@ from .numbers import readable
 from .text import Text
 
 RANGE_LIMIT = 10.0  # a size 10 times (or a tenth of) its start has run away
+STEADY = 2.0  # a size within a factor 2 of its start has kept its range
 VANISHED = 1e-15  # below this fraction of its start the signal is gone (the charts' floor)
 OWN_DIRECTION = 15.0  # degrees the action token keeps from every other token to keep its meaning
 
@@ -64,15 +65,23 @@ def size_findings(state: ExplorerState, result, t: Text) -> list[Finding]:
     vanished = first_block(np.any(ratio <= VANISHED, axis=1))
     if vanished is not None:
         return [Finding("verdict.vanished", {"block": vanished, "floor": readable(VANISHED)})]
-    if grew is not None and state.norm_used != "none" and state.placement == "pre":
+    if state.norm_used != "none" and state.placement == "post":
+        return []  # the norm sets the size of every block's output
+    final = float(ratio[-1].max())
+    if state.norm_used != "none" and state.residual and final >= STEADY:  # Pre-LN: each block adds to the stream
         out = float(np.max(np.linalg.norm(result.trace.output[:, state.example.action], axis=-1)))
-        return [Finding("verdict.pre_stream", {"factor": readable(float(ratio[-1].max())),
-                                                "blocks": blocks_text(state.depth, t), "out": readable(out)})]
+        return [Finding("verdict.pre_stream", {"factor": readable(final), "blocks": blocks_text(state.depth, t),
+                                                "out": readable(out)})]
     if grew is not None:
-        return [Finding("verdict.grew", {"block": grew, "factor": readable(float(ratio[-1].max()))})]
+        return [Finding("verdict.grew", {"block": grew, "factor": readable(final)})]
     shrank = first_block(np.any(ratio <= 1 / RANGE_LIMIT, axis=1))
     if shrank is not None:
         return [Finding("verdict.shrank", {"block": shrank, "factor": readable(float(ratio[-1].min()))})]
+    if final >= STEADY:
+        return [Finding("verdict.growing", {"factor": readable(final), "blocks": blocks_text(state.depth, t)})]
+    if ratio[-1].min() <= 1 / STEADY:
+        return [Finding("verdict.shrinking", {"factor": readable(float(ratio[-1].min())),
+                                              "blocks": blocks_text(state.depth, t)})]
     return []
 
 
@@ -138,8 +147,7 @@ def verdict_findings(state: ExplorerState, result, t: Text) -> list[Finding]:
     if tokens[0].key == "verdict.collapse":
         return tokens + size
     if not size:
-        stable = all(f.key in ("verdict.distinct", "verdict.action_kept", "verdict.sentences") for f in tokens)
-        lead = "verdict.stable" if stable else "verdict.steady"
+        lead = "verdict.stable" if any(f.key == "verdict.action_kept" for f in tokens) else "verdict.steady"
         size = [Finding(lead, {"blocks": blocks_text(state.depth, t),
                                "size": readable(float(result.readouts.action_norm[-1].max()))})]
     return size + tokens

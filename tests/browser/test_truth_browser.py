@@ -10,7 +10,7 @@ import pytest
 from test_browser import VERDICT, assert_healthy, open_app, shot
 
 from blockstab.lesson import ACTION_TOKEN
-from blockstab.readouts import angle_degrees
+from blockstab.readouts import angle_degrees, readouts
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.verdicts import OWN_DIRECTION, verdict
@@ -54,8 +54,12 @@ def test_default_verdict_counts_tokens_and_agrees_with_the_trace(new_page, app_u
                       if j != ACTION_TOKEN)
         assert nearest >= OWN_DIRECTION
     assert t("verdict.action_kept", angle="@").split("@")[0] in shown
-    distinct = t("verdict.distinct", sentence="@", n=5, angle="@").split("@")[1].split("5")[0]
-    assert shown.count(distinct) == 2  # both sentences: "all 5 tokens distinct"
+    counts = readouts(result.trace, ACTION_TOKEN).distinct_tokens[-1]
+    for row, side in enumerate(state.scenarios):  # each sentence's count of distinct tokens, as computed
+        name = t(f"scenario.{side}")
+        said = (t("verdict.distinct", sentence=name, n=5, angle="@").split("@")[0] if counts[row] == 5 else
+                t("verdict.merged", sentence=name, n=5, groups=int(counts[row]), block="@", names="").split("@")[0])
+        assert said in shown, (said, shown)
     shot(page, f"truth-default-{lang}")
 
 
