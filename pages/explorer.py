@@ -21,7 +21,7 @@ if not projector:
     caption.caption(sentence_caption(state.example, t))
 result = explore_cached(state)
 
-verdict_box.info(verdict(state, result, t), icon=":material/explore:")
+verdict_box.info(verdict(state, result, t, compact=projector), icon=":material/explore:")
 if state.norm_used == "layernorm":
     st.warning(t("explorer.layernorm_2d"), icon=":material/warning:")
     st.page_link("pages/norm_geometry.py", label=t("explorer.why_link"))

@@ -137,7 +137,7 @@ def assert_page_matches(at: AppTest, state: ExplorerState, lang: str) -> None:
     t = Text(lang)
     result = explore(state)
     assert not at.exception, [e.value for e in at.exception]
-    assert [i.value for i in at.info] == [verdict(state, result, t)]
+    assert [i.value for i in at.info] == [verdict(state, result, t, compact=state.projector)]
     drawn = charts(at)
     assert set(drawn) == set(CHARTS)
     assert same_data(drawn["block_figure"], block_figure(state, result, t))

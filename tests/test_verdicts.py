@@ -94,12 +94,31 @@ def check(finding, state, result) -> None:
         nearest = min(angle_degrees(stream[-1, row, action], stream[-1, row, j])
                       for row in range(stream.shape[1]) for j in range(n) if j != action)
         assert 1.0 <= nearest < OWN_DIRECTION
+    elif finding.key == "verdict.distinct_count":
+        counts = [groups_of(stream[-1, row]) for row in range(stream.shape[1])]
+        assert v["counts"] == " · ".join(map(str, counts)) and v["n"] == n
     elif finding.key == "verdict.sentences":
         assert len(state.scenarios) == 2
     elif finding.key == "verdict.layernorm_2d":
         assert state.norm_kind == "layernorm"
     else:
         raise AssertionError(f"untested finding {finding.key}")
+
+
+def groups_of(tokens: np.ndarray) -> int:
+    """How many groups of tokens less than 1 degree apart (chained), by a plain union-find."""
+    parent = list(range(len(tokens)))
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i in range(len(tokens)):
+        for j in range(i):
+            if angle_degrees(tokens[i], tokens[j]) < 1.0 or np.array_equal(tokens[i], tokens[j]):
+                parent[root(i)] = root(j)
+    return len({root(i) for i in range(len(tokens))})
 
 
 def _row(state, result, sentence: str) -> int:
@@ -114,7 +133,7 @@ def test_every_finding_agrees_with_the_readouts(state):
     result = explore(state)
     findings = verdict_findings(state, result, Text("en"))
     assert findings
-    for finding in findings:
+    for finding in [*findings, *verdict_findings(state, result, Text("en"), compact=True)]:
         check(finding, state, result)
     for lang in LANGUAGES:
         text = verdict(state, result, Text(lang))

@@ -100,8 +100,9 @@ def merged_names(state: ExplorerState, result, row: int, side: str, t: Text) -> 
                                              for group in groups if len(group) > 1)
 
 
-def token_findings(state: ExplorerState, result, t: Text) -> list[Finding]:
-    """Are the tokens still distinct, and has the action token kept its own direction?"""
+def token_findings(state: ExplorerState, result, t: Text, compact: bool = False) -> list[Finding]:
+    """Are the tokens still distinct, and has the action token kept its own direction? ``compact``
+    (projector mode) counts the distinct tokens of every sentence in one sentence."""
     r = result.readouts
     count = r.distinct_tokens
     n = result.trace.stream.shape[2]
@@ -109,7 +110,10 @@ def token_findings(state: ExplorerState, result, t: Text) -> list[Finding]:
     if collapsed is not None and np.all(count[-1] == 1):
         return [Finding("verdict.collapse", {"block": collapsed, "tolerance": readable(DISTINCT_DEGREES)})]
     findings = []
-    for row, side in enumerate(state.scenarios):
+    if compact:
+        findings.append(Finding("verdict.distinct_count", {"counts": " · ".join(str(int(c)) for c in count[-1]),
+                                                            "n": n}))
+    for row, side in enumerate(() if compact else state.scenarios):
         sentence = markdown_text(side_name(state.example, side, t))
         if count[-1, row] == n:
             findings.append(Finding("verdict.distinct", {
@@ -131,19 +135,20 @@ def token_findings(state: ExplorerState, result, t: Text) -> list[Finding]:
     else:
         findings.append(Finding("verdict.action_close", {"angle": readable(float(nearest[worst])),
                                                          "token": markdown_text(other)}))
-    if len(state.scenarios) == 2:
+    if len(state.scenarios) == 2 and not compact:
         findings.append(Finding("verdict.sentences", {"angle": readable(float(r.scenario_angle[-1]))}))
     return findings
 
 
-def verdict_findings(state: ExplorerState, result, t: Text) -> list[Finding]:
-    """Every finding of one Explorer state, headline first."""
+def verdict_findings(state: ExplorerState, result, t: Text, compact: bool = False) -> list[Finding]:
+    """Every finding of one Explorer state, headline first (``compact``: fewer words, same facts
+    about size, distinct tokens and the action token's direction, for projector mode)."""
     size = size_findings(state, result, t)
     if size and size[0].key in ("verdict.overflow", "verdict.zero", "verdict.vanished"):
         return size  # no direction is left to read
     if state.norm_used == "layernorm" and on_layernorm_points(result):
         return [Finding("verdict.layernorm_2d", {"blocks": blocks_text(state.depth, t)})]
-    tokens = token_findings(state, result, t)
+    tokens = token_findings(state, result, t, compact)
     if tokens[0].key == "verdict.collapse":
         return tokens + size
     if not size:
@@ -153,6 +158,6 @@ def verdict_findings(state: ExplorerState, result, t: Text) -> list[Finding]:
     return size + tokens
 
 
-def verdict(state: ExplorerState, result, t: Text) -> str:
+def verdict(state: ExplorerState, result, t: Text, compact: bool = False) -> str:
     """One paragraph a class can read at a glance, computed from the readouts."""
-    return t.sentences(t(f.key, **f.values) for f in verdict_findings(state, result, t))
+    return t.sentences(t(f.key, **f.values) for f in verdict_findings(state, result, t, compact))

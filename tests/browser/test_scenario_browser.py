@@ -22,6 +22,7 @@ from test_browser import (
     wait_for_rerun,
 )
 
+from blockstab.scenario import LESSON
 from ui.text import Text
 
 pytestmark = pytest.mark.browser
@@ -76,7 +77,8 @@ def test_a_bad_cell_is_refused_then_fixed_and_the_chart_follows(page, app_url):
     page.wait_for_selector(SUCCESS, state="attached")
     after = wait_for_chart_change(page, 0, before)
     assert page.query_selector(ERRORS) is None
-    assert [0.5, 1.3301] in [[d["x"][1], d["y"][1]] for d in after]  # the context arrow moved
+    confirmed_y = LESSON.contexts[0].y
+    assert [0.5, confirmed_y] in [[d["x"][1], d["y"][1]] for d in after]  # the context arrow moved
     assert "sc=v1." in page.url
     assert page.inner_text(SUCCESS).strip() == t("editor.in_use")
     assert_healthy(page)
