@@ -54,7 +54,7 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     names = [[plotly_text(n) for n in token_labels(state.example, side, t)] for side in state.scenarios]
     # The moving traces at the last block, with their style: the figure opens there.
     for row, scenario in enumerate(state.scenarios):  # the second sentence labels below its dots
-        data.append({"type": "scatter", "mode": "markers+text", "hoverinfo": "text",
+        data.append({"type": "scatter", "mode": "markers+text", "hoverinfo": "text", "cliponaxis": False,
                      "textposition": "bottom center" if row else "top center",
                      "marker": {"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.8},
                      "textfont": {"color": SCENARIO_COLOURS[scenario], "size": s["font"] - 2},
@@ -168,8 +168,10 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
     undefined = np.nonzero(np.any(np.isnan(r.action_cosine_to_input), axis=1))[0]
     if undefined.size:
         notes.append(t("fig.readouts.undefined", block=int(undefined[0])))
-    if notes:
-        fig.add_annotation(text="<br>".join(notes), xref="paper", yref="paper", x=0, y=-0.22, xanchor="left",
-                           yanchor="top", align="left", showarrow=False,
+    if notes:  # below the legend, with room made for them
+        fig.add_annotation(text="<br>".join(notes), xref="paper", yref="paper", x=0, y=fig.layout.legend.y,
+                           yshift=-2.6 * s["font"], xanchor="left", yanchor="top", align="left", showarrow=False,
                            font={"size": s["font"] - 2, "color": "#333333"})
+        extra = int(4 * s["font"] + 1.6 * s["font"] * len(notes))
+        fig.update_layout(height=fig.layout.height + extra, margin={"b": fig.layout.margin.b + extra})
     return fig
