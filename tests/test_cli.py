@@ -17,6 +17,7 @@ from numpy.testing import assert_allclose
 from blockstab.block import POST_STAGES, PRE_STAGES, StackConfig
 from blockstab.cli import main
 from blockstab.lesson import lesson_trace
+from blockstab.readouts import angle_degrees
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 STAGES = 7
@@ -243,3 +244,16 @@ def test_module_entry_point_subprocess():
     assert lines[0].split() == FIELDS
     assert len(lines) == 2 + 2 * 2 * STAGES
     assert lines[2].split()[:4] == ["confirmed", "1", "input", "action"]
+
+
+def test_at_depth_1000_the_action_token_keeps_its_own_direction(capsys):
+    """Issue #12's check, as a reader would run it: `trace --scenario both --depth 1000 --format json
+    --all-tokens`, last block: the action token is at least 15 degrees from every other token."""
+    rows = json_rows(capsys, "--depth", "1000", "--scenario", "both", "--all-tokens")
+    last = [r for r in rows if r["block"] == 1000 and r["stage"] == rows[-1]["stage"]]
+    for scenario in ("confirmed", "not_confirmed"):
+        vectors = {r["token"]: np.array([r["symptom_cause"], r["recovery_state"]]) for r in last
+                   if r["scenario"] == scenario}
+        action = vectors.pop("action")
+        assert len(vectors) == 4
+        assert min(float(angle_degrees(action, v)) for v in vectors.values()) >= 15.0
