@@ -6,7 +6,7 @@ from blockstab.scenario import LESSON
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views.block import block_figure
-from ui.views.tables import course_case_rows, markdown_table, three_stage_rows
+from ui.views.tables import course_case_rows, device_rows, markdown_table, three_stage_rows
 from ui.widgets import active_example, explore_cached, language, open_in_explorer
 
 t = Text(language())
@@ -15,6 +15,11 @@ state = ExplorerState(depth=1, focus="attention_norm", projector=st.session_stat
 result = explore_cached(state)
 
 st.title(t("case.title"))
+st.markdown(t("case.previous"))
+st.info(t("case.core"), icon=":material/key:")
+st.markdown(t("case.questions"))
+st.subheader(t("case.devices_title"))
+st.markdown(markdown_table(device_rows(t)))
 st.markdown(t("case.intro"))
 if state.example != LESSON:
     st.info(t("example.text_is_the_lesson"), icon=":material/edit_note:")
@@ -23,6 +28,7 @@ with left:
     st.subheader(t("case.table_title"))
     st.markdown(markdown_table(course_case_rows(result, state, t)))
     st.markdown(t("case.reading"))
+    st.markdown(t("case.misconception"))
 with right:
     st.plotly_chart(block_figure(state, result, t), key="case_figure")
     if st.button(t("tour.open_in_explorer"), key="case_open", icon=":material/open_in_new:"):

@@ -63,6 +63,9 @@ FAMILIES = {
     "preset.*": {f"preset.{p.id}" for p in PRESETS},
     "case.reading.*": {f"case.reading.{s}" for s in SCENARIOS},
     "case.stage.*": {f"case.stage.{s}" for s in THREE_STAGES},
+    "device.*": {"device.residual", "device.normalization"},
+    "case.device.*.problem": {f"case.device.{d}.problem" for d in ("residual", "normalization")},
+    "case.device.*.intuition": {f"case.device.{d}.intuition" for d in ("residual", "normalization")},
     "case.question.*": {f"case.question.{s}" for s in THREE_STAGES},
     "case.without.*": {f"case.without.{s}" for s in THREE_STAGES},
     # The Depth lab: panels, run labels and the paper presets' texts.

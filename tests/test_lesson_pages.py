@@ -132,3 +132,19 @@ def test_a_classroom_link_hides_the_controls_it_does_not_list():
     assert len(at.radio(key="lang_choice").options) == 2 and not [r for r in at.radio if r.key == "placement"]
     state = ExplorerState(norm=False, depth=5)
     assert at.info[0].value == verdict(state, explore(state), Text("en"))  # hidden norm=false still applies
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_course_text_is_complete_on_the_worked_case(lang):
+    """The section's core claim, its three opening questions, the link back to P5-14.2, the device
+    -> problem -> intuition table and the misconception all appear on the worked case."""
+    t = Text(lang)
+    at = open_page("pages/worked_case.py", lang)
+    text = "\n".join([m.value for m in at.markdown] + [i.value for i in at.info])
+    for key in ("case.previous", "case.core", "case.questions", "case.misconception"):
+        assert t(key) in text, key
+    assert "P5-14.2" in t("case.previous")
+    devices = next(table for table in tables(at) if t("case.col.device") in table[0])
+    assert [row[t("case.col.device")] for row in devices] == [t("device.residual"), t("device.normalization")]
+    assert devices[0][t("case.col.problem")] == t("case.device.residual.problem")
+    assert devices[1][t("case.col.intuition")] == t("case.device.normalization.intuition")

@@ -130,3 +130,27 @@ def test_the_tours_words_are_true_of_the_lesson():
         assert angle_degrees(x[1, errors], x[1, status]) < DISTINCT_DEGREES  # not confirmed = errors
     pre = explore(ExplorerState(placement="pre", depth=100)).readouts.action_norm
     assert np.all(pre[-1] > 10 * pre[0])  # "the stream grows" under Pre-LN
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_position_and_length_give_no_answer_away(lang):
+    """Exercise 1's answers sit at different places, and none is the longest choice of its question."""
+    t = Text(lang)
+    ones = [q for q in QUESTIONS if q.exercise == 1]
+    assert len({q.choices.index(q.answer) for q in ones}) > 1
+    assert all(q.choices.index(q.answer) != 0 for q in ones)
+    for q in ones:
+        lengths = {c: len(t(q.choice_key(c))) for c in q.choices}
+        assert lengths[q.answer] < max(lengths.values()), (q.id, lengths)
+
+
+def test_one_axis_show_me_shows_one_axis_far_too_large():
+    """Exercise 2, 'one axis alone has become far too large': its view shows exactly that after the
+    residual add in block 1 (one component at least 5 times the other and far beyond the input)."""
+    question = next(q for q in QUESTIONS if q.id == "one_axis")
+    state = ExplorerState(**question.show_me)
+    trace = explore(state).trace
+    after_add = trace.stage(state.focus)[state.shown_block - 1, :, ACTION_TOKEN]
+    start = np.linalg.norm(trace.stream[0, 0, ACTION_TOKEN])
+    big, small = np.abs(after_add).max(axis=1), np.abs(after_add).min(axis=1)
+    assert np.any((big >= 5 * small) & (big >= 5 * start))

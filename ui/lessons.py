@@ -70,8 +70,9 @@ RESIDUAL_OFF = {"residual": False, "depth": 24}
 NORM_OFF = {"norm": False, "depth": 24}
 
 QUESTIONS = (
-    Question("drop_input", 1, ("overwrite", "too_small", "nothing"), "overwrite", RESIDUAL_OFF),
-    Question("range", 1, ("unstable", "fixed_by_residual", "sharper"), "unstable", NORM_OFF),
+    # Choices in a fixed order per question (a class sees the same), the answer never first or longest by rule.
+    Question("drop_input", 1, ("too_small", "overwrite", "nothing"), "overwrite", RESIDUAL_OFF),
+    Question("range", 1, ("fixed_by_residual", "sharper", "unstable"), "unstable", NORM_OFF),
     Question("role", 1, ("smarter", "hold"), "hold", {"depth": 100}),
     Question("lost_object", 2, DEVICES, "residual", RESIDUAL_OFF),
     Question("one_axis", 2, DEVICES, "normalization", {"norm": False, "depth": 3, "focus": "ffn_residual"}),

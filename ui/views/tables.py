@@ -86,6 +86,15 @@ def course_case_rows(result: Exploration, state: ExplorerState, t: Text) -> list
     return rows
 
 
+DEVICES = ("residual", "normalization")
+
+
+def device_rows(t: Text) -> list[dict]:
+    """The course's summary: each stabiliser, the problem it prevents and the intuition to keep."""
+    return [{t("case.col.device"): t(f"device.{d}"), t("case.col.problem"): t(f"case.device.{d}.problem"),
+             t("case.col.intuition"): t(f"case.device.{d}.intuition")} for d in DEVICES]
+
+
 THREE_STAGES = ("attention", "attention_residual", "attention_norm")
 
 
