@@ -575,3 +575,70 @@ def test_a_branch_is_labelled_with_its_own_value_not_the_sum(focus):
     branch = result.trace.stage(focus)[0, :, ACTION_TOKEN]
     for row in range(2):
         assert f"[{branch[row, 0]:.3f}, {branch[row, 1]:.3f}]" in labels
+
+
+# --- contrast ----------------------------------------------------------------------------------
+
+
+def contrast(colour: str, background: str = "#ffffff") -> float:
+    """WCAG 2 contrast ratio of two colours written #rrggbb (or rgba(...) on white, alpha ignored)."""
+    def luminance(c: str) -> float:
+        if c.startswith("rgb"):
+            channels = [float(v) / 255 for v in re.findall(r"[\d.]+", c)[:3]]
+        else:
+            channels = [int(c.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        linear = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    high, low = sorted((luminance(colour), luminance(background)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def text_colours(spec: dict) -> list[tuple[str, str | None]]:
+    """(where, colour) of every piece of text a Plotly figure draws, None where it sets none."""
+    layout = spec["layout"]
+    found = [("title", layout.get("title", {}).get("font", {}).get("color")),
+             ("legend", layout.get("legend", {}).get("font", {}).get("color"))]
+    for name, axis in layout.items():
+        if re.fullmatch(r"[xy]axis\d*", name):
+            found += [(f"{name} ticks", axis.get("tickfont", {}).get("color")),
+                      (f"{name} title", axis.get("title", {}).get("font", {}).get("color"))]
+    found += [(f"annotation {a.get('text', '')[:20]}", a.get("font", {}).get("color"))
+              for a in layout.get("annotations", [])]
+    found += [("slider", s.get("font", {}).get("color")) for s in layout.get("sliders", [])]
+    for trace in spec["data"]:
+        if "text" in trace.get("mode", ""):
+            found.append((f"text of {trace.get('name')}", trace.get("textfont", {}).get("color")))
+        bar = trace.get("marker", {}).get("colorbar")
+        if trace.get("marker", {}).get("showscale") and bar:
+            found += [("colorbar title", bar.get("title", {}).get("font", {}).get("color")),
+                      ("colorbar ticks", bar.get("tickfont", {}).get("color"))]
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+@pytest.mark.parametrize("view", [{}, {"residual": False, "norm": False}, {"focus": "feed_forward"}])
+def test_chart_text_meets_wcag_aa_in_projector_mode(name, view):
+    """Projectors wash out grey: every chart text is set explicitly (Streamlit's chart theme would
+    draw ticks and axis titles in a 3.7:1 grey) and reaches 4.5:1 on white."""
+    state = ExplorerState(projector=True, **view)
+    spec = FIGURES[name](state, explore(state), Text("en")).to_plotly_json()
+    for where, colour in text_colours(spec):
+        assert colour is not None, where
+        assert contrast(colour) >= 4.5, (where, colour)
+
+
+def test_the_contrast_helper_knows_the_failing_grey():
+    assert contrast("#808495") < 4.5 < contrast("#262730")
+    assert round(contrast("#000000"), 1) == 21.0
+
+
+def test_geometry_and_lab_chart_text_meets_wcag_aa_in_projector_mode():
+    from blockstab.lab import LabSetup, depth_curves
+    from ui.lab_views import curves_figure
+
+    state = ExplorerState(projector=True)
+    t = Text("zh")
+    curves = {"this": depth_curves(LabSetup(d_model=16, tokens=8, heads=2, depth=3))}
+    for fig in (geometry_2d_figure(state, t), geometry_3d_figure(state, t), curves_figure(curves, t, projector=True)):
+        for where, colour in text_colours(fig.to_plotly_json()):
+            assert colour is not None and contrast(colour) >= 4.5, (where, colour)

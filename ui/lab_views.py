@@ -19,6 +19,7 @@ from blockstab.papers import PaperRun, PublishedCurve
 
 from .numbers import readable
 from .text import Text
+from .views.style import ink
 
 # Okabe-Ito, in a fixed order so a variant keeps its colour from chart to chart.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999")
@@ -106,7 +107,7 @@ def curves_figure(curves: dict[str, DepthCurves], t: Text, projector: bool = Fal
         margin={"l": 60, "r": 20, "t": top, "b": 60},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1 + (46 if projector else 34) / plot_height, "x": 0},
     )
-    return fig
+    return ink(fig)
 
 
 def chart_notes(curves: dict[str, DepthCurves], t: Text) -> list[str]:
@@ -213,7 +214,7 @@ def published_figure(run: PaperRun, t: Text, projector: bool = False) -> go.Figu
     fig.update_yaxes(title_text=t("lab.published.value"), rangemode="tozero")
     fig.update_layout(title=t("lab.published.title"), height=560 if projector else 460, template="plotly_white",
                       font={"size": 20 if projector else 13}, margin={"l": 60, "r": 20, "t": 60, "b": 60})
-    return fig
+    return ink(fig)
 
 
 def _span(values) -> str:

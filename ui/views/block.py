@@ -15,7 +15,7 @@ from ..examples import plotly_text, side_name, token_labels
 from ..numbers import vector_text
 from ..text import Text
 from .exploration import Exploration
-from .style import OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, plane_axes, style
+from .style import INK, OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, plane_axes, style, text_colour
 
 
 def stage_label(stage: str, cfg: StackConfig, t: Text) -> str:
@@ -103,7 +103,8 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
                 value = result.trace.values[state.shown_block - 1, cfg.stages.index(stage), row, state.example.action]
                 fig.add_annotation(x=end[0], y=end[1], text=vector_text(value), showarrow=False,
                                    xanchor="left" if row else "right", xshift=10 if row else -10,
-                                   bgcolor="rgba(255,255,255,0.8)", font={"color": colour, "size": s["font"]})
+                                   bgcolor="rgba(255,255,255,0.8)",
+                                   font={"color": text_colour(colour), "size": s["font"]})
             ends += [start, end]
     title = t("fig.block.title", block=state.shown_block, stage=stage_label(state.focus, cfg, t))
     layout(fig, state, t, title)
@@ -111,7 +112,7 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     if state.focus == "feed_forward":
         fig.add_annotation(text=memory_note(state, result.trace, t), xref="paper", yref="paper", x=0, y=1,
                            xanchor="left", yanchor="top", showarrow=False, align="left",
-                           bgcolor="rgba(255,255,255,0.85)", font={"size": s["font"] - 2})
+                           bgcolor="rgba(255,255,255,0.85)", font={"size": s["font"] - 2, "color": INK})
     return fig
 
 
@@ -133,7 +134,7 @@ def tokens_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figu
                                      text=["", name], textposition="top center",
                                      line={"color": colour, "width": s["line"] * (1.4 if i == example.action else 0.8)},
                                      marker={"size": [0, s["marker"]], "color": colour},
-                                     textfont={"color": colour, "size": s["font"]}, showlegend=False,
+                                     textfont={"color": text_colour(colour), "size": s["font"]}, showlegend=False,
                                      meta=name, hovertemplate="%{meta}: [%{x:.3f}, %{y:.3f}]<extra></extra>"))
     layout(fig, state, t, t("fig.tokens.title"))
     plane_axes(fig, t, x.reshape(-1, 2), example)

@@ -15,7 +15,7 @@ from ..numbers import readable
 from ..text import Text
 from ..verdicts import OWN_DIRECTION, VANISHED
 from .exploration import Exploration
-from .style import OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, log_axis, plane_axes, style
+from .style import INK, OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, log_axis, plane_axes, style, text_colour
 
 ANGLE_FLOOR = 1e-9  # degrees: a smaller angle between two tokens is drawn at this floor (same vector)
 
@@ -45,7 +45,8 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
             "name": t("legend.path", scenario=plotly_text(side_name(state.example, scenario, t))),
             "line": {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2},
             "marker": {"size": s["marker"] * 0.6, "color": blocks, "colorscale": "Viridis",
-                       "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block")}, "x": 1.02,
+                       "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block"), "font": {"color": INK}},
+                                                           "tickfont": {"color": INK}, "x": 1.02,
                                                            "tick0": 0, "dtick": max(1, int(np.ceil(depth / 5)))}},
             "customdata": blocks,
             "hovertemplate": t("hover.block") + " %{customdata}: [%{x:.3f}, %{y:.3f}]<extra></extra>",
@@ -57,7 +58,7 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
         data.append({"type": "scatter", "mode": "markers+text", "hoverinfo": "text", "cliponaxis": False,
                      "textposition": "bottom center" if row else "top center",
                      "marker": {"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.8},
-                     "textfont": {"color": SCENARIO_COLOURS[scenario], "size": s["font"] - 2},
+                     "textfont": {"color": text_colour(SCENARIO_COLOURS[scenario]), "size": s["font"] - 2},
                      "name": t("legend.other_tokens"), "showlegend": False})
         data.append({"type": "scatter", "mode": "markers", "name": t("legend.now"), "showlegend": False,
                      "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2, "symbol": "circle-open",

@@ -18,6 +18,15 @@ SCENARIO_COLOURS = {"confirmed": "#0072B2", "not_confirmed": "#D55E00"}
 OTHER_TOKENS = "#999999"
 TARGET = "#009E73"
 PLOTLY_WHITE = pio.templates["plotly_white"].to_plotly_json()
+# Text is drawn darker than lines where a line colour would fall below WCAG AA (4.5:1 on white):
+# projectors wash light text out. INK is Streamlit's own text colour.
+INK = "#262730"
+TEXT_COLOURS = {"#D55E00": "#B34700", OTHER_TOKENS: "#595959", TARGET: "#007A5A"}
+
+
+def text_colour(colour: str) -> str:
+    """The colour to write text in for things drawn in ``colour``."""
+    return TEXT_COLOURS.get(colour, colour)
 
 
 def style(state: ExplorerState) -> dict:
@@ -46,6 +55,22 @@ def layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figu
         legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0},
     )
     fig.layout.template = PLOTLY_WHITE  # the template itself: an unvalidated figure would keep a name
+    ink(fig)
+    return fig
+
+
+def ink(fig: go.Figure) -> go.Figure:
+    """Every piece of chart text not given a colour of its own in :data:`INK`, set on the figure
+    itself: Streamlit's chart theme would otherwise draw ticks and axis titles in a light grey."""
+    fig.update_layout(font_color=INK, title_font_color=INK, legend_font_color=INK)
+    fig.update_xaxes(tickfont_color=INK, title_font_color=INK)
+    fig.update_yaxes(tickfont_color=INK, title_font_color=INK)
+    for annotation in fig.layout.annotations:
+        if annotation.font.color is None:
+            annotation.font.color = INK
+    for slider in fig.layout.sliders:
+        slider.font.color = INK
+        slider.currentvalue.font.color = INK
     return fig
 
 
