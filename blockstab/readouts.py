@@ -127,6 +127,17 @@ def nearest_token(x: np.ndarray, token: int) -> tuple[np.ndarray, np.ndarray]:
     return np.where(defined, nearest, np.nan), np.where(defined, others[index], -1)
 
 
+def settled_block(stream: np.ndarray, tolerance: float = 0.1) -> int:
+    """The first block after which no token of ``stream`` ``(depth + 1, ..., tokens, d)`` turns by
+    ``tolerance`` degrees or more from one block to the next (a vector that stays equal counts as
+    still): from there on the picture repeats. ``depth`` when the stream never settles."""
+    with np.errstate(invalid="ignore"):
+        turn = angle_degrees(stream[1:], stream[:-1])
+    still = np.where(np.isnan(turn), np.all(stream[1:] == stream[:-1], axis=-1), turn < tolerance)
+    moving = np.nonzero(~np.all(still, axis=tuple(range(1, still.ndim))))[0]
+    return int(moving[-1]) + 1 if moving.size else 0
+
+
 def feature_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean and variance over features of every vector."""
     return x.mean(axis=-1), x.var(axis=-1)

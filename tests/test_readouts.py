@@ -25,6 +25,7 @@ from blockstab.readouts import (
     readouts,
     relative_residual,
     rms,
+    settled_block,
     smallest_pairwise_angle,
     token_groups,
     vector_norm,
@@ -377,3 +378,11 @@ def test_nearest_token_is_the_minimum_over_the_others(x, token):
         assert angle_degrees(x[token], x[index]) == pytest.approx(angle, abs=1e-9)
     else:
         assert np.isnan(angle) and index == -1
+
+
+def test_settled_block_is_where_the_picture_stops_turning():
+    angles = np.radians([[0, 90], [30, 90], [31, 90], [31.05, 90], [31.05, 90]])
+    stream = np.stack([np.cos(angles), np.sin(angles)], axis=-1)  # (5 blocks, 2 tokens, 2)
+    assert settled_block(stream) == 2  # 30 -> 31 turns 1 deg; from block 2 on, less than 0.1 deg
+    assert settled_block(np.zeros((4, 3, 2))) == 0
+    assert settled_block(stream, tolerance=0.01) == 3  # 31 -> 31.05 turns 0.05 deg: still moving at 0.01

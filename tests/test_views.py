@@ -642,3 +642,18 @@ def test_geometry_and_lab_chart_text_meets_wcag_aa_in_projector_mode():
     for fig in (geometry_2d_figure(state, t), geometry_3d_figure(state, t), curves_figure(curves, t, projector=True)):
         for where, colour in text_colours(fig.to_plotly_json()):
             assert colour is not None and contrast(colour) >= 4.5, (where, colour)
+
+
+@LANGS
+@pytest.mark.parametrize("view", [{}, {"norm": False}, {"placement": "pre", "depth": 100}])
+def test_depth_view_says_when_the_picture_has_settled(lang, view):
+    t = Text(lang)
+    state = ExplorerState(**view)
+    result = explore(state)
+    notes = [a.text for a in depth_figure(state, result, t).layout.annotations]
+    stream = result.trace.stream
+    heading = np.degrees(np.arctan2(stream[..., 1], stream[..., 0]))
+    turned = [np.nanmax(np.abs((heading[d + 1] - heading[d] + 180) % 360 - 180)) for d in range(state.depth)]
+    moving = [d for d, a in enumerate(turned) if a >= 0.1]
+    settled = moving[-1] + 1 if moving else 0
+    assert notes == ([t("fig.depth.settled", block=settled)] if settled < state.depth else [])

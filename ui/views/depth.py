@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from blockstab.readouts import token_groups
+from blockstab.readouts import settled_block, token_groups
 
 from ..controls import ExplorerState
 from ..examples import plotly_text, side_name, token_labels
@@ -86,6 +86,11 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     fig = go.Figure({"data": data, "layout": controls, "frames": frames}, skip_invalid=False, _validate=False)
     layout(fig, state, t, t("fig.depth.title", depth=depth))
     fig.update_layout(showlegend=False, margin={"b": 120})
+    settled = settled_block(stream)
+    if settled < depth:  # the slider's later blocks all look the same: say so, or the chart seems frozen
+        fig.add_annotation(text=t("fig.depth.settled", block=settled), xref="paper", yref="paper", x=0, y=1,
+                           xanchor="left", yanchor="bottom", showarrow=False,
+                           font={"size": s["font"] - 2, "color": INK})
     plane_axes(fig, t, stream.reshape(-1, 2), state.example)
     return fig
 
