@@ -8,6 +8,7 @@ yields a valid Scenario or a list of known problems, never an exception.
 import base64
 import json
 import math
+import re
 import string
 
 import jsonschema
@@ -327,8 +328,19 @@ def test_plotly_text_escapes_markup():
 
 
 def test_markdown_text_escapes_every_mark():
-    assert markdown_text("**b** [l](http://x) $x$ :red[r] <i>") == (
+    assert markdown_text("**b** [l](http://x) $x$ :red[r] <i>").replace("\u2060", "") == (
         r"\*\*b\*\* \[l\]\(http\:\/\/x\) \$x\$ \:red\[r\] \<i\>")
+
+
+@pytest.mark.parametrize("value", ["http://a.invalid", "HTTPS://a.invalid", "www.a.invalid", "WWW.a.invalid",
+                                   "a@b.invalid", "mailto:a@b.invalid", "xmpp:a@b.invalid/c"])
+def test_markdown_text_breaks_every_bare_link(value):
+    """GitHub-flavoured Markdown finds bare links in the parsed text, past backslash escapes: a
+    word joiner stands before every ``:`` and ``@`` and after ``www``."""
+    text = markdown_text(value)
+    unescaped = re.sub(r"\\(.)", r"\1", text)
+    assert unescaped.replace("\u2060", "") == value
+    assert not re.search(r"(?i)https?:|www\.|[\w.+-]@", unescaped)
 
 
 @pytest.mark.parametrize("value,expected", [("a", "`a`"), ("a`b", "``a`b``"), ("`a", "`` `a ``"), ("", '`""`'),

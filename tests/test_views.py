@@ -497,7 +497,7 @@ def test_markdown_table_keeps_every_cell_and_escapes_markdown():
     # Every ASCII punctuation mark is escaped: Markdown shows the cell as typed, never a link or image.
     assert markdown_table(rows).splitlines() == [
         "| a\\|b | c |", "|---|---|", "| \\[1\\.026\\, 1\\.978\\] | x\\\\y |",
-        "| p\\|q | \\!\\[img\\]\\(http\\:\\/\\/x\\) |"]
+        "| p\\|q | \\!\\[img\\]\\(http\u2060\\:\\/\\/x\\) |"]  # a word joiner: no bare link
 
 
 # --- what each view reads (the figure cache's key) -------------------------------------------------

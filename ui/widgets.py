@@ -14,7 +14,7 @@ from PIL import Image
 from blockstab.scenario import LESSON, Scenario, decode, encode
 
 from .controls import APP_CONTROLS, BY_KEY, CONTROLS, LAB_CONTROLS, Control, ExplorerState, explorer_query
-from .examples import literal, problems_text, side_option
+from .examples import literal, markdown_text, problems_text, side_option
 from .shared_runs import SharedRuns, Waiting
 from .text import LANGUAGES, Text, language_for_locale
 from .views import FIGURES, explore, figure_state
@@ -136,8 +136,10 @@ def render_control(control: Control, t: Text, compact: bool = False, example: Sc
         widget = st.selectbox if compact else partial(st.radio, horizontal=True)
 
         def names(option):
-            if control.key == "scenario":  # the sentences are named by the active example
-                return side_option(example, option, t)
+            if control.key == "scenario":  # the sentences are named by the active example, and a
+                # radio's options are Markdown (a select box's are plain text)
+                name = side_option(example, option, t)
+                return name if compact else markdown_text(name)
             return t(f"option.{control.key}.{option}")
 
         value = widget(label, control.options, key=control.key, help=common["help"], format_func=names)
