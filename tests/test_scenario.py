@@ -240,7 +240,7 @@ def test_encode_is_compact_and_versioned():
     ("v1." + base64.urlsafe_b64encode(b"\xff\xfe").decode(), "payload_encoding"),
     ("v1." + base64.urlsafe_b64encode(b"[[1,").decode().rstrip("="), "payload_json"),
     ("v1." + base64.urlsafe_b64encode(b"[[1,").decode(), "payload_json"),  # padding is not written, but read
-    ("v1." + base64.urlsafe_b64encode(b"[" * 3000).decode().rstrip("="), "payload_json"),
+    ("v1." + base64.urlsafe_b64encode(b"[" * 3000).decode().rstrip("="), "payload_too_deep"),
     (payload({"a": 1}), "payload_shape"),
     (payload([["a", "b"], [["w", 1, 2]]]), "payload_shape"),
     (payload([["a", "b"], [["w", 1, 2, "Z"]]]), "payload_shape"),
@@ -289,7 +289,7 @@ def test_an_exported_file_follows_the_schema_and_imports_again():
     (b"x" * (MAX_FILE_BYTES + 1), "file_too_large"),
     (b"not json", "file_not_json"),
     (b"\xff\xfe\x00", "file_not_json"),
-    (b"[" * 5000, "file_not_json"),
+    (b"[" * 5000, "file_too_deep"),
     (b"[]", "file_schema"),
     (b'{"schema": "other", "version": 1}', "file_schema"),
     (b'{"schema": "blockstab.scenario", "version": 2, "axes": [], "tokens": []}', "file_version"),
