@@ -12,12 +12,14 @@ import streamlit as st
 from PIL import Image
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 from streamlit.runtime.state import query_params as streamlit_query
+from threadpoolctl import threadpool_limits
 
+from blockstab.lab import MAX_SECONDS
 from blockstab.scenario import LESSON, Scenario, decode, encode
 
 from .controls import APP_CONTROLS, BY_KEY, CONTROLS, LAB_CONTROLS, Control, ExplorerState, check_query, explorer_query
 from .examples import literal, markdown_text, problems_text, side_option
-from .shared_runs import SharedRuns, Waiting
+from .shared_runs import Replaced, SharedRuns, Waiting
 from .text import LANGUAGES, Text, language_for_locale
 from .views import FIGURES, explore, figure_state
 
@@ -238,9 +240,22 @@ def lab_controls(t: Text) -> dict:
         return values | {c.key: render_control(c, t) for c in stack}
 
 
+class OverTime(Exception):
+    """A Depth lab run passed its deadline (``MAX_SECONDS`` of its own time)."""
+
+
 @st.cache_resource
 def _lab_runs() -> SharedRuns:
+    """One run per core, each on one BLAS thread: two threads per run fought for the cores (a
+    setup took 18 s instead of 3 s under load). OpenBLAS's thread count is the process's, so it
+    is set once, here, before any run."""
+    threadpool_limits(limits=1, user_api="blas")
     return SharedRuns(size=64, workers=max(1, min(4, os.cpu_count() or 1)))
+
+
+def _client() -> str:
+    """Who asks for a run: the student's computer (all its tabs), or this session on localhost."""
+    return st.context.ip_address or get_script_run_ctx().session_id
 
 
 def computed_with_progress(key, compute, t: Text):
@@ -255,9 +270,12 @@ def computed_with_progress(key, compute, t: Text):
 
     def run_here(report):
         last = [0.0, time.monotonic()]
+        deadline = last[1] + MAX_SECONDS
 
         def progress(fraction: float) -> None:  # at most ~20 bar updates a second over the websocket
             report(fraction)
+            if time.monotonic() > deadline:
+                raise OverTime
             if fraction - last[0] >= 0.01 and time.monotonic() - last[1] >= 0.05:
                 last[:] = fraction, time.monotonic()
                 bar.progress(min(fraction, 1.0), text=t("lab.running"))
@@ -268,6 +286,13 @@ def computed_with_progress(key, compute, t: Text):
         text = t("lab.queued", ahead=waiting.ahead) if waiting.ahead else t("lab.running")
         bar.progress(min(waiting.fraction, 1.0), text=text)
 
-    found = runs.run(key, run_here, show)
+    try:
+        found = runs.run(key, run_here, show, owner=_client())
+    except (OverTime, Replaced) as stopped:
+        bar.empty()
+        message = t("lab.over_time_none", seconds=f"{MAX_SECONDS:.0f}") if isinstance(stopped, OverTime) \
+            else t("lab.replaced")
+        st.warning(message, icon=":material/timer_off:")
+        st.stop()
     bar.empty()
     return found
