@@ -186,6 +186,7 @@ def _write_to_url(control: Control, value) -> None:
 
 
 def url_value(control: Control):
+    """The control's value in the URL as the app's check reads it, else its default."""
     raw = st.query_params.get(control.key)
     parsed = None if raw is None else control.parse(raw)
     return control.default if parsed is None else parsed
