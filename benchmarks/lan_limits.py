@@ -143,7 +143,7 @@ async def big_frames(port: int, pid: int, count: int, megabytes: int) -> dict:
 async def added_rows(port: int, rows: int) -> dict:
     session = ProtocolSession(port, "lang=en", page_name="scenario")
     await session.connect(timeout=60)
-    state = editor_state(session, {"added_rows": [{"0": f"w{i}", "1": "0", "2": "1", "3": "plain"}
+    state = editor_state(session, {"added_rows": [{"label": f"w{i}", "x": "0", "y": "1", "role": "plain"}
                                                   for i in range(rows)]})
     start = time.perf_counter()
     try:
@@ -178,7 +178,7 @@ def main() -> None:
     parser.add_argument("--uploads", type=int, default=3)
     parser.add_argument("--upload-mb", type=int, default=50)
     parser.add_argument("--frames", type=int, default=2)
-    parser.add_argument("--frame-mb", type=int, default=50)
+    parser.add_argument("--frame-mb", type=int, default=20, help="under Streamlit's 25 MB widget-state cap")
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--out", type=Path, help="also write the results here (JSON)")
     args = parser.parse_args()
