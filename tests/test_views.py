@@ -418,10 +418,9 @@ def _oracle(key: str, raw: str) -> bool:
         return bool(keys) and all(k in control.options for k in keys)
     if control.kind == "example":  # these strategies' strings are far shorter than any v1 payload
         return raw in ("lesson", "triage", "support")
-    try:
-        number = int(raw)
-    except ValueError:
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6):  # plain digits: "1e1", "2.9", "+7", "٣" refused
         return False
+    number = int(raw)
     return number in control.options if control.kind == "steps" else control.low <= number <= control.high
 
 
