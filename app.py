@@ -6,16 +6,15 @@
 import pandas  # noqa: F401
 import streamlit as st
 
-from ui.controls import check_query
 from ui.text import Text
-from ui.widgets import APP_ICON, app_chrome, language, warn_about_url
+from ui.widgets import APP_ICON, app_chrome, language, query_problems, warn_about_url
 
 projector_link = st.query_params.get("projector") == "true"
 # A page icon of our own: without one the browser shows each page's Material icon as the
 # favicon, fetched from an online font service on every rerun.
 st.set_page_config(page_title="BlockStab", page_icon=APP_ICON, layout="wide",
                    initial_sidebar_state="collapsed" if projector_link else "auto")
-url_problems = check_query(st.query_params.to_dict())  # before anything rewrites the URL
+url_problems = query_problems()  # before anything rewrites the URL
 t = Text(language())
 warn_about_url(t, url_problems)
 st.session_state["projector_on"] = app_chrome(t)

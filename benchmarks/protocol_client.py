@@ -76,6 +76,8 @@ class ProtocolSession:
         self.exceptions = 0
         self.elements: list = []  # every element of the current run, as sent
         self.bytes_received = 0
+        self.largest_received = self.largest_sent = 0  # bytes of one WebSocket frame
+        self.session_id = ""  # the server's id for this session (file uploads name it)
         self._finished: asyncio.Future | None = None
         self._reader: asyncio.Task | None = None
 
@@ -98,6 +100,7 @@ class ProtocolSession:
             self.cache[msg.hash] = msg
         if kind == "new_session":
             self.page_hash = msg.new_session.page_script_hash or self.page_hash
+            self.session_id = msg.new_session.initialize.session_id or self.session_id
             self.run_widgets = {}
             self.elements = []
         elif kind == "navigation" and msg.navigation.page_script_hash:
@@ -131,6 +134,7 @@ class ProtocolSession:
             async for data in self.ws:
                 if isinstance(data, bytes):
                     self.bytes_received += len(data)
+                    self.largest_received = max(self.largest_received, len(data))
                     msg = ForwardMsg()
                     msg.ParseFromString(data)
                     self._take(msg)
@@ -186,7 +190,9 @@ class ProtocolSession:
         self.run_widgets = {}
         self._finished = asyncio.get_running_loop().create_future()
         start = time.perf_counter()
-        await self.ws.send(msg.SerializeToString())
+        frame = msg.SerializeToString()
+        self.largest_sent = max(self.largest_sent, len(frame))
+        await self.ws.send(frame)
         status = await asyncio.wait_for(self._finished, timeout)
         elapsed = (time.perf_counter() - start) * 1e3
         if status not in FINISHED_OK:

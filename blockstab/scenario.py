@@ -274,7 +274,9 @@ def decode(raw: object) -> Parsed:
         doc = json.loads(text, parse_constant=str)  # NaN, Infinity: read as text, refused as not finite
     except (binascii.Error, UnicodeDecodeError):
         return [Problem("payload_encoding")]
-    except (ValueError, RecursionError):
+    except RecursionError:
+        return [Problem("payload_too_deep")]
+    except ValueError:
         return [Problem("payload_json")]
     if not (isinstance(doc, list) and len(doc) == 2 and isinstance(doc[1], list)):
         return [Problem("payload_shape")]
@@ -330,7 +332,9 @@ def from_json(data: bytes | str) -> Parsed:
         return [Problem("file_too_large", count=len(raw), limit=str(MAX_FILE_BYTES))]
     try:
         doc = json.loads(raw.decode("utf-8-sig"), parse_constant=str)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+    except RecursionError:
+        return [Problem("file_too_deep")]
+    except (UnicodeDecodeError, ValueError):
         return [Problem("file_not_json")]
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         return [Problem("file_schema", value=_shown(doc.get("schema")) if isinstance(doc, dict) else "")]
@@ -340,7 +344,16 @@ def from_json(data: bytes | str) -> Parsed:
     extra = sorted(str(k) for k in set(doc) - {"schema", "version", "axes", "tokens"})
     if extra:
         return [Problem("file_schema", value=_shown(extra[0]))]
-    return parse(doc.get("axes"), doc.get("tokens"))
+    return _quoted_numbers(doc.get("tokens")) or parse(doc.get("axes"), doc.get("tokens"))
+
+
+def _quoted_numbers(tokens: object) -> list[Problem]:
+    """Coordinates a file writes as text (``"x": "1"``): its schema says number, as the table does not."""
+    if not isinstance(tokens, list):
+        return []
+    return [Problem("file_number_text", n, field, _shown(json.dumps(row[field], ensure_ascii=False)))
+            for n, row in enumerate(tokens, start=1) if isinstance(row, dict)
+            for field in ("x", "y") if isinstance(row.get(field), str)]
 
 
 # --- presets: the lesson and two other domains ----------------------------------------------------

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from blockstab.lab import compared_setups, depth_curves
+from blockstab.lab import MAX_SECONDS, compared_setups, depth_curves
 from blockstab.papers import PAPERS
 from ui.controls import ExplorerState
 from ui.lab_views import (
@@ -19,7 +19,7 @@ from ui.lab_views import (
 from ui.text import Text
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
 from ui.views.tables import markdown_table
-from ui.widgets import computed_with_progress, lab_controls, language
+from ui.widgets import OverTime, computed_with_progress, lab_controls, language
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)
@@ -38,11 +38,21 @@ if shown == "stack":
     gradients = values["lab_gradients"]
 
     def run_all(progress):
-        share = 1 / len(setups)
-        return {name: depth_curves(s, gradients, lambda f, i=i: progress((i + f) * share))
-                for i, (name, s) in enumerate(setups.items())}
+        """Every compared run, or those finished by the deadline (at least one)."""
+        share, curves = 1 / len(setups), {}
+        for i, (name, s) in enumerate(setups.items()):
+            try:
+                curves[name] = depth_curves(s, gradients, lambda f, i=i: progress((i + f) * share))
+            except OverTime:
+                if not curves:
+                    raise
+                break
+        return curves
 
     curves = computed_with_progress(("stack", tuple(setups.items()), gradients), run_all, t)
+    if len(curves) < len(setups):
+        st.warning(t("lab.over_time", shown=len(curves), total=len(setups), seconds=f"{MAX_SECONDS:.0f}"),
+                   icon=":material/timer_off:")
     st.plotly_chart(curves_figure(curves, t, projector), key="lab_curves")
     for note in chart_notes(curves, t):
         st.caption(note)

@@ -12,7 +12,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from blockstab.scenario import MAX_FILE_BYTES, PRESETS, ROLES, Scenario, encode, from_json, parse, to_json
+from blockstab.scenario import MAX_FILE_BYTES, MAX_ROWS, PRESETS, ROLES, Scenario, encode, from_json, parse, to_json
 from ui.controls import ExplorerState
 from ui.examples import (
     EXAMPLE_NAMES,
@@ -29,6 +29,7 @@ t = Text(language())
 projector = st.session_state.get("projector_on", False)
 example = active_example()  # the last valid example: what the preview shows
 COLUMNS = ("label", "x", "y", "role")
+MAX_TABLE_ROWS = 2 * MAX_ROWS  # a longer table is refused whole; up to here each problem is named
 
 
 def load(chosen: Scenario) -> None:
@@ -79,6 +80,29 @@ def pending_edits(key: str) -> bool:
     return any(edits.get(part) for part in ("edited_rows", "added_rows", "deleted_rows"))
 
 
+def rows_after_edit(key: str, rows: int) -> int:
+    """How long the pending edit would make the table: read before Streamlit applies the edit,
+    which costs server time for every added row (a scripted client can send 100,000)."""
+    added = (st.session_state.get(key) or {}).get("added_rows")
+    return rows + (len(added) if isinstance(added, list) else 0)
+
+
+def base_frame() -> pd.DataFrame:
+    """The table's starting rows, numbered from 1 as the messages name them."""
+    base = pd.DataFrame(st.session_state["editor_base"], columns=COLUMNS, dtype=object)
+    base.index = range(1, len(base) + 1)
+    return base
+
+
+def restart_table(message: str) -> tuple[pd.DataFrame, str]:
+    """Start the table afresh (a new key: the old edits are never applied) from the example in
+    use, and say why; returns its rows and key."""
+    st.session_state["editor_generation"] = st.session_state.get("editor_generation", 0) + 1
+    st.session_state["editor_base"] = table_rows(localized(example, t))
+    st.error(message, icon=":material/block:")
+    return base_frame(), f"editor_table_{st.session_state['editor_generation']}"
+
+
 table_key = f"editor_table_{st.session_state.get('editor_generation', 0)}"
 if "editor_base" not in st.session_state or (
         st.session_state.get("editor_lang") != t.lang and example.preset and not pending_edits(table_key)):
@@ -100,18 +124,14 @@ with left:
     across, up = st.columns(2)
     axes = [across.text_input(t("editor.axis_1"), key="editor_axis_1"),
             up.text_input(t("editor.axis_2"), key="editor_axis_2")]
-    base = pd.DataFrame(st.session_state["editor_base"], columns=COLUMNS, dtype=object)
-    base.index = range(1, len(base) + 1)  # the row numbers the messages name
+    base = base_frame()
+    if (rows := rows_after_edit(table_key, len(base))) > MAX_TABLE_ROWS:
+        base, table_key = restart_table(t("editor.table_too_long", count=rows, limit=MAX_TABLE_ROWS))
     try:
         edited = table(base, table_key)
     except (IndexError, KeyError, TypeError, ValueError):  # an edit state no browser sends (rows that
         # do not exist): Streamlit cannot apply it, so this table starts afresh and says so.
-        st.session_state["editor_generation"] = st.session_state.get("editor_generation", 0) + 1
-        st.session_state["editor_base"] = table_rows(localized(example, t))
-        st.error(t("editor.table_reset"), icon=":material/block:")
-        base = pd.DataFrame(st.session_state["editor_base"], columns=COLUMNS, dtype=object)
-        base.index = range(1, len(base) + 1)
-        edited = table(base, f"editor_table_{st.session_state['editor_generation']}")
+        edited = table(*restart_table(t("editor.table_reset")))
     st.caption(t("editor.roles"))
     parsed = parse(axes, edited.to_dict("records"))
     if isinstance(parsed, list):  # name rows by the numbers the table shows (kept after deletions)
@@ -145,8 +165,8 @@ here = urllib.parse.urlsplit(st.context.url or "")
 root = f"{here.scheme}://{here.netloc}/" if here.scheme in ("http", "https") and here.netloc else ""
 st.caption(t("editor.link"))
 st.code(root + "?" + urllib.parse.urlencode(query), language=None, wrap_lines=True)
-st.file_uploader(t("editor.upload"), type=["json"], key="editor_upload", on_change=import_file,
-                 max_upload_size=1, help=t("editor.upload_help", limit=MAX_FILE_BYTES // 1024))
+st.file_uploader(t("editor.upload_limited", limit=MAX_FILE_BYTES // 1024), type=["json"], key="editor_upload",
+                 on_change=import_file, max_upload_size=1, help=t("editor.upload_help", limit=MAX_FILE_BYTES // 1024))
 if st.session_state.get("editor_import_problems"):
     st.error(t("editor.import_refused") + "\n\n" + problems_text(st.session_state["editor_import_problems"], t),
              icon=":material/block:")

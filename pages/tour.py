@@ -3,9 +3,10 @@
 import streamlit as st
 
 from blockstab.scenario import LESSON
+from ui.controls import BY_KEY
 from ui.lessons import TOUR, lesson_facts
 from ui.text import Text
-from ui.widgets import active_example, figure_cached, language, open_in_explorer
+from ui.widgets import active_example, figure_cached, language, open_in_explorer, url_value
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)
@@ -13,9 +14,8 @@ example = active_example()
 
 
 def current_step() -> int:
-    """The 1-based step from the URL, clamped to the tour (the router reports bad values)."""
-    raw = st.query_params.get("step", "1")
-    return min(max(int(raw), 1), len(TOUR)) if raw.isdigit() else 1
+    """The 1-based step from the URL; the first for a value the router reported as unusable."""
+    return url_value(BY_KEY["step"])
 
 
 def go_to(step: int) -> None:

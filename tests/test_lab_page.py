@@ -290,10 +290,9 @@ def test_bad_lab_values_in_the_link_warn_and_fall_back_to_defaults(lang):
     query = {"lab_tokens": "8"} | BAD  # 8 tokens keep the fallback stack (width 64, 48 blocks) quick
     at = open_lab(lang, **query)
     warnings = [w.value for w in at.warning]
-    assert len(warnings) == len(BAD), warnings
-    assert all(says(w, lang, "url.ignored") for w in warnings), warnings
-    for (key, value), text in zip(BAD.items(), warnings, strict=True):
-        assert f"{key}={value}" in text
+    assert len(warnings) == 1 and says(warnings[0], lang, "url.ignored_list"), warnings  # one notice names all
+    for key, value in list(BAD.items())[:5]:
+        assert f"{key}={value}" in warnings[0]
     values = shown_values(at)
     assert values == DEFAULTS | {"lab_tokens": 8}
     for key in BAD:

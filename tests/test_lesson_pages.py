@@ -58,7 +58,7 @@ def test_every_tour_step_renders_and_next_walks_the_tour(lang):
     assert at.subheader[0].value == t(f"tour.{TOUR[-2].id}.title")
 
 
-@pytest.mark.parametrize("raw, shown", [("4", 4), ("0", 1), ("99", len(TOUR)), ("abc", 1)])
+@pytest.mark.parametrize("raw, shown", [("4", 4), ("0", 1), ("99", 1), ("abc", 1)])
 def test_a_step_link_opens_on_that_step(raw, shown):
     at = open_page("pages/tour.py", step=raw)
     assert at.subheader[0].value == Text("en")(f"tour.{TOUR[shown - 1].id}.title")

@@ -97,7 +97,8 @@ def tables(at: AppTest) -> list[list[dict]]:
         lines = element.value.splitlines()
         if len(lines) < 2 or not lines[0].startswith("| ") or not set(lines[1]) <= {"|", "-"}:
             continue
-        split = lambda line: [re.sub(r"\\(.)", r"\1", c.strip()) for c in re.split(r"(?<!\\)\|", line)[1:-1]]  # noqa: E731
+        split = lambda line: [re.sub(r"\\(.)", r"\1", c.strip()).replace("\u2060", "")  # noqa: E731
+                              for c in re.split(r"(?<!\\)\|", line)[1:-1]]  # word joiners: markdown_text
         columns = split(lines[0])
         found.append([dict(zip(columns, split(line), strict=True)) for line in lines[2:]])
     return found
@@ -372,10 +373,10 @@ def test_a_bad_url_warns_and_the_page_still_renders(query):
     lang = at.query_params.get("lang", "en")
     warnings = [w.value for w in at.warning]
     bad = [(k, v) for k, v in query.items() if k != "lang"] or list(query.items())
-    assert len(warnings) == len(bad), warnings
-    assert all(says(w, lang, "url.ignored") for w in warnings)
-    for (key, value), text in zip(bad, warnings, strict=True):
-        assert key in text and value in text
+    assert len(warnings) == 1, warnings  # one notice names every ignored setting
+    assert says(warnings[0], lang, "url.ignored" if len(bad) == 1 else "url.ignored_list")
+    for key, value in bad:
+        assert key in warnings[0] and value in warnings[0]
     assert set(charts(at)) == set(CHARTS)
     # Every ignored value falls back to its default.
     for key, _ in bad:
@@ -388,8 +389,8 @@ def test_a_bad_url_warns_and_the_page_still_renders(query):
 
 
 @pytest.mark.parametrize("key,raw", [
-    ("residual", "FALSE"), ("norm", "False"), ("projector", "True"), ("depth", "+7"), ("depth", " 10"),
-    ("block", "1_0"), ("norm_kind", "layernorm"), ("focus", "attention_norm"), ("scenario", "not_confirmed"),
+    ("residual", "FALSE"), ("norm", "False"), ("projector", "True"), ("depth", "7"), ("depth", "010"),
+    ("block", "10"), ("norm_kind", "layernorm"), ("focus", "attention_norm"), ("scenario", "not_confirmed"),
 ])
 def test_values_check_query_accepts_are_the_values_the_widgets_take(key, raw):
     assert check_query({key: raw}) == []

@@ -6,7 +6,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ui.shared_runs import SharedRuns, Waiting
+from ui.shared_runs import Replaced, SharedRuns, Waiting
 
 TIMEOUT = 20.0
 
@@ -197,3 +197,69 @@ def test_any_crowd_gets_every_answer_within_the_worker_limit(sessions, workers):
     for i, (key, stops) in enumerate(sessions):
         assert answers[i] in ({f"curves of {key}"} if stops is None else {f"curves of {key}", "stopped"})
     assert runs.running == {} and runs.line == {}
+
+
+# --- one request per client (issue #15): many tabs cannot fill the line -------------------------------
+
+
+def test_a_clients_new_request_replaces_its_queued_one():
+    runs = SharedRuns(size=8, workers=1, poll_seconds=0.01)
+    release, outcomes = threading.Event(), {}
+
+    def busy(progress):
+        release.wait(TIMEOUT)
+        return "busy"
+
+    def tab(n):
+        try:
+            outcomes[n] = runs.run(f"setup-{n}", lambda progress, n=n: n, lambda w: None, owner="10.0.0.7")
+        except Replaced:
+            outcomes[n] = "replaced"
+
+    holder = in_threads(lambda: runs.run("other", busy, lambda w: None, owner="10.0.0.8"))
+    until(lambda: "other" in runs.running)
+    for n in range(6):  # one student opens six tabs, each asking for another setup
+        joined_later = in_threads(lambda n=n: tab(n))
+        until(lambda n=n: f"setup-{n}" in runs.line)
+        holder += joined_later
+    until(lambda: len(outcomes) == 5)
+    assert list(runs.line) == ["setup-5"]  # one queued request for the six tabs
+    release.set()
+    joined(holder)
+    assert outcomes == {**{n: "replaced" for n in range(5)}, 5: 5}
+    assert runs.latest == {}
+
+
+def test_a_replaced_run_stops_unless_another_session_follows_it():
+    runs = SharedRuns(size=8, workers=2, poll_seconds=0.01)
+    started, release, outcome = threading.Event(), threading.Event(), []
+
+    def slow(progress):
+        started.set()
+        while not release.is_set():
+            progress(0.5)
+            time.sleep(0.005)
+        return "done"
+
+    def first():
+        try:
+            outcome.append(runs.run("deep", slow, lambda w: None, owner="a"))
+        except Replaced:
+            outcome.append("stopped")
+
+    threads = in_threads(first)
+    started.wait(TIMEOUT)
+    runs.run("small", lambda progress: "small", lambda w: None, owner="a")  # the same client asks again
+    joined(threads)
+    assert outcome == ["stopped"] and runs.get("deep") is None
+
+    started.clear()
+    threads = in_threads(first)
+    started.wait(TIMEOUT)
+    follower = []
+    threads += in_threads(lambda: follower.append(runs.run("deep", slow, lambda w: None, owner="b")))
+    until(lambda: runs.line.get("deep"))
+    runs.run("small", lambda progress: "small", lambda w: None, owner="a")
+    release.set()
+    joined(threads)
+    assert outcome[-1] in ("stopped", "done") and follower == ["done"]  # b's run went on

@@ -403,10 +403,9 @@ def _oracle(key: str, raw: str) -> bool:
         return bool(keys) and all(k in control.options for k in keys)
     if control.kind == "example":  # these strategies' strings are far shorter than any v1 payload
         return raw in ("lesson", "triage", "support")
-    try:
-        number = int(raw)
-    except ValueError:
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6):  # plain digits: "1e1", "2.9", "+7", "٣" refused
         return False
+    number = int(raw)
     return number in control.options if control.kind == "steps" else control.low <= number <= control.high
 
 
@@ -482,7 +481,7 @@ def test_markdown_table_keeps_every_cell_and_escapes_markdown():
     # Every ASCII punctuation mark is escaped: Markdown shows the cell as typed, never a link or image.
     assert markdown_table(rows).splitlines() == [
         "| a\\|b | c |", "|---|---|", "| \\[1\\.026\\, 1\\.978\\] | x\\\\y |",
-        "| p\\|q | \\!\\[img\\]\\(http\\:\\/\\/x\\) |"]
+        "| p\\|q | \\!\\[img\\]\\(http\u2060\\:\\/\\/x\\) |"]  # a word joiner: no bare link
 
 
 # --- what each view reads (the figure cache's key) -------------------------------------------------

@@ -7,6 +7,7 @@ The example sentence (``sc``) is not a widget: pages read it with ``widgets.acti
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from blockstab.block import PLACEMENTS, RESIDUAL_SCALES
@@ -16,6 +17,8 @@ from blockstab.papers import PAPERS
 from blockstab.scenario import LESSON, Scenario, decode, encode
 from blockstab.sublayers import NORM_KINDS
 
+INTEGER = re.compile(r"[0-9]{1,6}")
+TOUR_STEPS = 8  # the guided tour's length (ui.lessons.TOUR, which imports this module)
 STAGE_FOCUS = ("attention", "attention_residual", "attention_norm", "feed_forward", "ffn_residual", "ffn_norm")
 MAX_EXPLORER_DEPTH = 100
 
@@ -42,10 +45,9 @@ class Control:
         if self.kind == "example":
             example = decode(raw)
             return example if isinstance(example, Scenario) else None
-        try:
-            value = int(raw)
-        except ValueError:
+        if not INTEGER.fullmatch(raw):  # ASCII digits only: int() would take "²", "٣", "1_0", " 5"
             return None
+        value = int(raw)
         if self.kind == "steps":
             return value if value in self.options else None
         return value if self.low <= value <= self.high else None
@@ -77,10 +79,10 @@ APP_CONTROLS = (
     Control("projector", "toggle", False),
 )
 # ``show`` hides every Explorer control not listed (a teacher's classroom link);
-# ``step`` is the guided tour's step (its range is checked by the tour page).
+# ``step`` is the guided tour's step.
 PAGE_CONTROLS = (
     Control("show", "keys", None, tuple(c.key for c in CONTROLS)),
-    Control("step", "int", 1, low=1, high=99),
+    Control("step", "int", 1, low=1, high=TOUR_STEPS),
 )
 # The Depth lab's own controls (prefixed: one URL carries one page's parameters, but the keys
 # share one namespace). ``lab_show`` picks the user's stack or a paper preset.

@@ -152,9 +152,17 @@ def literal(value: str, limit: int = SHOWN) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+# Where GitHub-flavoured Markdown would find a bare link (``www.``, ``scheme:``, ``name@host``):
+# its autolinks are found in the parsed text, so backslash escapes do not stop them.
+LINK_START = re.compile(r"(?i)(?<=www)(?=\.)|(?=[:@])")
+WORD_JOINER = "\u2060"  # invisible, unbreakable: the text looks and wraps as typed
+
+
 def markdown_text(value: str) -> str:
-    """``value`` with every ASCII punctuation mark backslash-escaped: Markdown shows it as typed."""
-    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", visible(value, 10_000)).replace("\n", " ")
+    """``value`` with every ASCII punctuation mark backslash-escaped and a word joiner where a
+    bare link would start: Markdown shows it as typed, never as a link, image or markup."""
+    text = LINK_START.sub(WORD_JOINER, visible(value, 10_000))
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text).replace("\n", " ")
 
 
 def plotly_text(value: str) -> str:

@@ -5,7 +5,10 @@ first session runs it and the others follow its progress. At most ``workers`` di
 run at once (one per core), so a crowd asking for many setups queues instead of sharing two cores
 forty ways and holding forty streams in memory; a queued session is told how many go first.
 A session that stops waiting (its user changed a control) leaves the line; a stopped run is
-not kept, and whoever still waits for it runs it. Plain threads, no Streamlit: tested directly.
+not kept, and whoever still waits for it runs it. Each client (``owner``) has one request queued
+or running: a new one replaces it (the old wait ends with :class:`Replaced`, and so does the old
+run unless another session follows it), so one student's many tabs cannot fill the line.
+Plain threads, no Streamlit: tested directly.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ class Waiting:
     ahead: int  # setups running or queued before this one; 0: following its run
 
 
+class Replaced(Exception):
+    """This request was replaced by a newer one of the same client."""
+
+
 class SharedRuns:
     """``run(key, compute, show)``: ``compute(progress)`` once for every session that asks for
     ``key``; the newest ``size`` results kept (least recently used out)."""
@@ -32,6 +39,7 @@ class SharedRuns:
         self.results: OrderedDict = OrderedDict()
         self.running: dict = {}  # key -> its progress (0..1)
         self.line: dict = {}  # key -> sessions waiting for it, in the order the keys arrived
+        self.latest: dict = {}  # owner -> its current request (an object() per call)
         self.changed = threading.Condition()
 
     def get(self, key):
@@ -41,15 +49,30 @@ class SharedRuns:
                 self.results.move_to_end(key)
             return self.results.get(key)
 
-    def run(self, key, compute, show):
+    def run(self, key, compute, show, owner=None):
         """The result for ``key``: kept, or followed while another session runs it, or run here
         once a worker is free. ``show(Waiting)`` is called while waiting, about every
-        ``poll_seconds``; whatever it or ``compute`` raises ends this session's wait or run."""
+        ``poll_seconds``; whatever it or ``compute`` raises ends this session's wait or run.
+        A later call with the same ``owner`` (not ``None``) replaces this one: it raises
+        :class:`Replaced`."""
+        request = object()
+        if owner is not None:
+            with self.changed:
+                self.latest[owner] = request
+                self.changed.notify_all()
+        try:
+            return self._run(key, compute, show, lambda: owner is not None and self.latest.get(owner) is not request)
+        finally:
+            self._forget(owner, request)
+
+    def _run(self, key, compute, show, replaced):
         with self.changed:
             self.line[key] = self.line.get(key, 0) + 1
         try:
             while True:
                 with self.changed:
+                    if replaced():
+                        raise Replaced(key)
                     if key in self.results:
                         self.results.move_to_end(key)
                         return self.results[key]
@@ -63,7 +86,7 @@ class SharedRuns:
         finally:
             self._leave_line(key)
         try:
-            value = compute(lambda fraction: self._progress(key, fraction))
+            value = compute(lambda fraction: self._progress(key, fraction, replaced))
             with self.changed:
                 self.results[key] = value
                 while len(self.results) > self.size:
@@ -73,6 +96,11 @@ class SharedRuns:
             with self.changed:
                 del self.running[key]
                 self.changed.notify_all()
+
+    def _forget(self, owner, request) -> None:
+        with self.changed:
+            if owner is not None and self.latest.get(owner) is request:
+                del self.latest[owner]
 
     def _queued(self) -> list:
         return [k for k in self.line if k not in self.running]
@@ -90,6 +118,10 @@ class SharedRuns:
                 del self.line[key]
             self.changed.notify_all()
 
-    def _progress(self, key, fraction: float) -> None:
+    def _progress(self, key, fraction: float, replaced) -> None:
+        """Record a run's progress; stop it if its client asked for something else since and no
+        other session follows it."""
         with self.changed:
             self.running[key] = fraction
+            if replaced() and not self.line.get(key):
+                raise Replaced(key)

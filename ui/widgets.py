@@ -10,12 +10,16 @@ from functools import partial
 import numpy as np
 import streamlit as st
 from PIL import Image
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.runtime.state import query_params as streamlit_query
+from threadpoolctl import threadpool_limits
 
+from blockstab.lab import MAX_SECONDS
 from blockstab.scenario import LESSON, Scenario, decode, encode
 
-from .controls import APP_CONTROLS, BY_KEY, CONTROLS, LAB_CONTROLS, Control, ExplorerState, explorer_query
-from .examples import literal, problems_text, side_option
-from .shared_runs import SharedRuns, Waiting
+from .controls import APP_CONTROLS, BY_KEY, CONTROLS, LAB_CONTROLS, Control, ExplorerState, check_query, explorer_query
+from .examples import literal, markdown_text, problems_text, side_option
+from .shared_runs import Replaced, SharedRuns, Waiting
 from .text import LANGUAGES, Text, language_for_locale
 from .views import FIGURES, explore, figure_state
 
@@ -107,14 +111,33 @@ def app_chrome(t: Text) -> bool:
     return projector
 
 
-def warn_about_url(t: Text, problems: list[tuple[str, str]]) -> None:
-    """Say which URL parameters were ignored (the widgets would drop them silently); the link's
-    text is quoted as code, never read as Markdown."""
+def query_problems() -> list[tuple[str, str]]:
+    """The URL's unusable (parameter, value) pairs (see ``check_query``); a query Streamlit dropped
+    whole for its size is one pair, ``("", "")``."""
+    ctx = get_script_run_ctx()
+    raw = ctx.query_string if ctx else ""
+    if raw and not streamlit_query.sanitize_query_string(raw):
+        return [("", "")]
+    return check_query(st.query_params.to_dict())
+
+
+def warn_about_url(t: Text, problems: list[tuple[str, str]], most: int = 5) -> None:
+    """Say which URL parameters were ignored (the widgets would drop them silently), in one
+    notice naming at most ``most``; the link's text is quoted as code, never read as Markdown."""
+    if problems == [("", "")]:
+        st.warning(t("url.dropped", fields=streamlit_query.CLIENT_STATE_QUERY_STRING_MAX_FIELDS,
+                     kib=streamlit_query.CLIENT_STATE_QUERY_STRING_MAX_LENGTH // 1024), icon=":material/link_off:")
+        return
     for key, value in problems:
         if key == "sc":
             st.warning(t("url.bad_example") + "\n\n" + problems_text(decode(value), t), icon=":material/link_off:")
-        else:
-            st.warning(t("url.ignored", setting=literal(f"{key}={value}", limit=60)), icon=":material/link_off:")
+    settings = [literal(f"{key}={value}", limit=60) for key, value in problems if key != "sc"]
+    if len(settings) == 1:
+        st.warning(t("url.ignored", setting=settings[0]), icon=":material/link_off:")
+    elif settings:
+        more = len(settings) - most
+        listed = ", ".join(settings[:most]) + (" " + t("url.more", count=more) if more > 0 else "")
+        st.warning(t("url.ignored_list", settings=listed), icon=":material/link_off:")
 
 
 def render_control(control: Control, t: Text, compact: bool = False, example: Scenario = LESSON):
@@ -128,7 +151,7 @@ def render_control(control: Control, t: Text, compact: bool = False, example: Sc
         return st.toggle(label, value=control.default, **common)
     if control.kind in ("choice", "steps"):  # Streamlit's binding would put the translated label in the URL
         if not preset:
-            st.session_state[control.key] = _url_value(control)
+            st.session_state[control.key] = url_value(control)
         if control.kind == "steps":
             value = st.select_slider(label, control.options, key=control.key, help=common["help"])
             _write_to_url(control, value)
@@ -136,14 +159,22 @@ def render_control(control: Control, t: Text, compact: bool = False, example: Sc
         widget = st.selectbox if compact else partial(st.radio, horizontal=True)
 
         def names(option):
-            if control.key == "scenario":  # the sentences are named by the active example
-                return side_option(example, option, t)
+            if control.key == "scenario":  # the sentences are named by the active example, and a
+                # radio's options are Markdown (a select box's are plain text)
+                name = side_option(example, option, t)
+                return name if compact else markdown_text(name)
             return t(f"option.{control.key}.{option}")
 
         value = widget(label, control.options, key=control.key, help=common["help"], format_func=names)
         _write_to_url(control, value)
         return value
-    return st.slider(label, control.low, control.high, value=control.default, **common)
+    # Not bound to the URL: Streamlit's binding would read "1e1" or "2.9" that the app's check
+    # refused, so the view would not be the one the notice names.
+    if not preset:
+        st.session_state[control.key] = url_value(control)
+    value = st.slider(label, control.low, control.high, key=control.key, help=common["help"])
+    _write_to_url(control, value)
+    return value
 
 
 def _write_to_url(control: Control, value) -> None:
@@ -154,7 +185,8 @@ def _write_to_url(control: Control, value) -> None:
         st.query_params[control.key] = control.format(value)
 
 
-def _url_value(control: Control):
+def url_value(control: Control):
+    """The control's value in the URL as the app's check reads it, else its default."""
     raw = st.query_params.get(control.key)
     parsed = None if raw is None else control.parse(raw)
     return control.default if parsed is None else parsed
@@ -165,9 +197,9 @@ def explorer_controls(t: Text, projector: bool) -> ExplorerState:
     figures, the rest in the sidebar) and return the resulting state. Controls left out of a
     teacher's ``show=`` list are not drawn and keep the link's value."""
     example = active_example()
-    shown = _url_value(BY_KEY["show"]) or tuple(c.key for c in CONTROLS)
+    shown = url_value(BY_KEY["show"]) or tuple(c.key for c in CONTROLS)
     visible = [c for c in CONTROLS if c.key in shown]
-    values = {c.key: _url_value(c) for c in CONTROLS if c.key not in shown}
+    values = {c.key: url_value(c) for c in CONTROLS if c.key not in shown}
     in_row = [c for c in visible if projector and c.primary]
     columns = st.columns([2.6 if c.kind == "choice" else 3.3 for c in in_row]) if in_row else []
     for control, column in zip(in_row, columns, strict=True):
@@ -203,15 +235,28 @@ def lab_controls(t: Text) -> dict:
     show, *stack = LAB_CONTROLS
     values = {show.key: render_control(show, t)}
     if values[show.key] != "stack":
-        return values | {c.key: _url_value(c) for c in stack}
+        return values | {c.key: url_value(c) for c in stack}
     with st.sidebar:
         st.subheader(t("lab.controls"))
         return values | {c.key: render_control(c, t) for c in stack}
 
 
+class OverTime(Exception):
+    """A Depth lab run passed its deadline (``MAX_SECONDS`` of its own time)."""
+
+
 @st.cache_resource
 def _lab_runs() -> SharedRuns:
+    """One run per core, each on one BLAS thread: two threads per run fought for the cores (a
+    setup took 18 s instead of 3 s under load). OpenBLAS's thread count is the process's, so it
+    is set once, here, before any run."""
+    threadpool_limits(limits=1, user_api="blas")
     return SharedRuns(size=64, workers=max(1, min(4, os.cpu_count() or 1)))
+
+
+def _client() -> str:
+    """Who asks for a run: the student's computer (all its tabs), or this session on localhost."""
+    return st.context.ip_address or get_script_run_ctx().session_id
 
 
 def computed_with_progress(key, compute, t: Text):
@@ -226,9 +271,12 @@ def computed_with_progress(key, compute, t: Text):
 
     def run_here(report):
         last = [0.0, time.monotonic()]
+        deadline = last[1] + MAX_SECONDS
 
         def progress(fraction: float) -> None:  # at most ~20 bar updates a second over the websocket
             report(fraction)
+            if time.monotonic() > deadline:
+                raise OverTime
             if fraction - last[0] >= 0.01 and time.monotonic() - last[1] >= 0.05:
                 last[:] = fraction, time.monotonic()
                 bar.progress(min(fraction, 1.0), text=t("lab.running"))
@@ -239,6 +287,13 @@ def computed_with_progress(key, compute, t: Text):
         text = t("lab.queued", ahead=waiting.ahead) if waiting.ahead else t("lab.running")
         bar.progress(min(waiting.fraction, 1.0), text=text)
 
-    found = runs.run(key, run_here, show)
+    try:
+        found = runs.run(key, run_here, show, owner=_client())
+    except (OverTime, Replaced) as stopped:
+        bar.empty()
+        message = t("lab.over_time_none", seconds=f"{MAX_SECONDS:.0f}") if isinstance(stopped, OverTime) \
+            else t("lab.replaced")
+        st.warning(message, icon=":material/timer_off:")
+        st.stop()
     bar.empty()
     return found

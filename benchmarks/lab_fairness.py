@@ -1,0 +1,90 @@
+"""A class asking the Depth lab for many different heavy setups at once, while one student uses
+the Explorer: each session's time to its first result, and the Explorer's toggle latency, for
+this checkout and a baseline snapshot in the same run (issue #15).
+
+Run by hand from the repo root (never as a timed test)::
+
+    git archive ff59289 | (mkdir -p /tmp/blockstab-ff59289 && tar -x -C /tmp/blockstab-ff59289)
+    .venv/bin/python benchmarks/lab_fairness.py --baseline /tmp/blockstab-ff59289 --sessions 12
+
+For each app: a fresh server; the Explorer's residual toggle timed alone (quiet); then
+``--sessions`` sessions open ``/lab`` with different seeds of one heavy stack (no two share a run)
+while the Explorer session keeps toggling. Every wait is bounded by ``--timeout``; localhost only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness as h  # noqa: E402
+import local_server  # noqa: E402
+from protocol_client import ProtocolSession  # noqa: E402
+
+HEAVY = "lab_width=128&lab_tokens=64&lab_heads=4&lab_depth=1000&lab_compare=stabilisers&lang=en"
+
+
+async def first_result(port: int, seed: int, timeout: float) -> float | None:
+    session = ProtocolSession(port, f"{HEAVY}&lab_seed={seed}", page_name="lab")
+    start = time.perf_counter()
+    try:
+        await session.connect(timeout=timeout)
+        return time.perf_counter() - start
+    except Exception:  # noqa: BLE001 - a timeout or a failed run is reported as None
+        return None
+    finally:
+        await session.close()
+
+
+async def toggles(session: ProtocolSession, stop: asyncio.Event | None, count: int, timeout: float) -> list[float]:
+    times = []
+    for n in range(count):
+        if stop is not None and stop.is_set():
+            break
+        times.append(await session.rerun({"residual": n % 2 == 0}, timeout=timeout))
+        await asyncio.sleep(0.5)
+    return times
+
+
+async def measure(root: Path, sessions: int, timeout: float) -> dict:
+    log = Path(tempfile.mkdtemp()) / "server.log"
+    with local_server.streamlit_server("app.py", log, root) as (base, _server):
+        port = int(base.rsplit(":", 1)[1])
+        explorer = ProtocolSession(port, "lang=en")
+        await explorer.connect(timeout=60)
+        quiet = await toggles(explorer, None, 20, timeout)
+        stop = asyncio.Event()
+        busy = asyncio.create_task(toggles(explorer, stop, 10_000, timeout))
+        start = time.perf_counter()
+        results = await asyncio.gather(*(first_result(port, seed, timeout) for seed in range(sessions)))
+        wall = time.perf_counter() - start
+        stop.set()
+        loaded = await busy
+        await explorer.close()
+    done = [r for r in results if r is not None]
+    return {"app": f"{root} at {h.git_state(root)}", "sessions": sessions, "wall_s": round(wall, 1),
+            "first_result_s": h.summary(done), "unanswered": len(results) - len(done),
+            "toggle_quiet_ms": h.summary(quiet), "toggle_loaded_ms": h.summary(loaded)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", type=Path, help="a snapshot of the baseline commit (git archive)")
+    parser.add_argument("--sessions", type=int, default=30)
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds a session may take (bounded)")
+    args = parser.parse_args()
+    args.timeout = max(10.0, min(args.timeout, 1800.0))
+    for name, root in (("ours", h.ROOT), ("baseline", args.baseline)):
+        if root is not None:
+            print(name, json.dumps(asyncio.run(measure(root, args.sessions, args.timeout)), indent=1), flush=True)
+
+
+if __name__ == "__main__":
+    main()
