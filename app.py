@@ -19,8 +19,13 @@ t = Text(language())
 warn_about_url(t, url_problems)
 st.session_state["projector_on"] = app_chrome(t)
 
+# The default page is served at /; its url_path only names it, and must not be a pages/ file's stem
+# (Streamlit 1.67 would take the page for an old-style one, as scripts/serve.py explains). /explore,
+# the Explorer's documented path, is a hidden page that runs the Explorer.
 pages = [
-    st.Page("pages/explorer.py", title=t("page.explorer"), icon=":material/science:", url_path="explore", default=True),
+    st.Page("pages/explorer.py", title=t("page.explorer"), icon=":material/science:", url_path="start", default=True),
+    st.Page("pages/explore_alias.py", title=t("page.explorer"), icon=":material/science:", url_path="explore",
+            visibility="hidden"),
     st.Page("pages/tour.py", title=t("page.tour"), icon=":material/slideshow:", url_path="walk"),
     st.Page("pages/worked_case.py", title=t("page.case"), icon=":material/table_chart:", url_path="case"),
     st.Page("pages/exercises.py", title=t("page.exercises"), icon=":material/quiz:", url_path="practice"),

@@ -155,7 +155,9 @@ def registered_pages() -> list[tuple[str, str, bool]]:
 PAGES = registered_pages()
 TITLES = {"pages/explorer.py": "explorer.title", "pages/norm_geometry.py": "geometry.title"}
 CHARTS = {"pages/explorer.py": 3, "pages/norm_geometry.py": 2}
-LINKS = [(f"/{url}", script) for script, url, _ in PAGES] + [("/", s) for s, _, default in PAGES if default]
+# Every routable path: the default page is served at "/" (its own url_path is not a route).
+LINKS = sorted({(f"/{url}", script) for script, url, default in PAGES if not default}
+               | {("/", s) for s, _, default in PAGES if default} | {("/explore", "pages/explorer.py")})
 
 
 def test_the_router_has_the_two_pages_this_suite_knows():
@@ -178,6 +180,7 @@ def test_cold_deep_link(new_page, app_url, path, script, locale):
         assert title
         assert (re.search(r"[\u4e00-\u9fff]", title) is not None) == (lang == "zh"), title
     assert f"lang={lang}" in page.url  # language() writes the chosen language back to the URL
+    assert page.locator("[role=dialog]").count() == 0  # no "Page not found" over the page
     shot(page, f"deep-link{path.replace('/', '-') if path != '/' else '-root'}-{lang}")
 
 
