@@ -1,6 +1,8 @@
 """The en and zh catalogs agree with each other and with every ``t(...)`` call in the app."""
 
 import ast
+import functools
+import json
 import re
 import string
 from pathlib import Path
@@ -224,3 +226,25 @@ def test_chinese_catalog_is_translated():
     untranslated = {k: ZH[k] for k in ZH if english_words.search(words[k]) and not has_han.search(ZH[k])
                     and ZH[k] != EN[k]}
     assert untranslated == {}
+
+
+GLOSSARY = json.loads((ROOT / "ui" / "locales" / "glossary.json").read_text(encoding="utf-8"))["terms"]
+
+
+@pytest.mark.parametrize("term", GLOSSARY, ids=lambda term: term["en"])
+def test_the_chinese_catalog_speaks_the_glossary(term):
+    """Where the English text uses a term, the Chinese text uses its one Chinese form; no variant
+    the glossary rules out appears anywhere (词元 / 块 / 跳跃连接 / 主干 drifted in before)."""
+    missing = [k for k, text in EN.items() if re.search(rf"\b{re.escape(term['en'])}\b", text)
+               and term["zh"] not in ZH[k] and k not in term.get("not_in", {})]
+    assert missing == []
+    for variant in term["avoid_zh"]:
+        found = [k for k, text in ZH.items()
+                 if variant in functools.reduce(lambda s, word: s.replace(word, ""), term.get("but_zh", []), text)]
+        assert found == [], variant
+
+
+def test_no_stray_space_between_chinese_words():
+    stray = {k: m.group(0) for k, text in ZH.items() for m in [re.search(r"[\u4e00-\u9fff] [\u4e00-\u9fff]", text)]
+             if m}
+    assert stray == {}
