@@ -29,10 +29,17 @@ step = TOUR[number - 1]
 st.title(t("tour.title"))
 st.progress(number / len(TOUR), text=t("tour.indicator", step=number, total=len(TOUR)))
 back, forward, _ = st.columns([1, 1, 4])
-back.button(t("tour.previous"), key="tour_previous", disabled=number == 1, on_click=go_to, args=(number - 1,),
-            use_container_width=True)
-forward.button(t("tour.next"), key="tour_next", disabled=number == len(TOUR), on_click=go_to, args=(number + 1,),
-               use_container_width=True)
+first, last = number == 1, number == len(TOUR)
+# Arrow keys on the visible buttons; a clicker's PageUp / PageDown on twins that CSS hides (APP_CSS).
+back.button(t("tour.previous"), key="tour_previous", disabled=first, on_click=go_to, args=(number - 1,),
+            use_container_width=True, shortcut="Left")
+forward.button(t("tour.next"), key="tour_next", disabled=last, on_click=go_to, args=(number + 1,),
+               use_container_width=True, shortcut="Right")
+with st.container(key="tour_clicker"):
+    st.button(t("tour.previous"), key="tour_page_up", disabled=first, on_click=go_to, args=(number - 1,),
+              shortcut="PageUp")
+    st.button(t("tour.next"), key="tour_page_down", disabled=last, on_click=go_to, args=(number + 1,),
+              shortcut="PageDown")
 
 st.subheader(t(f"tour.{step.id}.title"))
 text, figure = st.columns([2, 3])

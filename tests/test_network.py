@@ -50,12 +50,13 @@ def test_the_config_keeps_the_safety_settings():
 
 
 def test_no_page_renders_user_content_as_html():
-    sources = [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")]
+    sources = [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")]
     for path in sources:
         text = path.read_text(encoding="utf-8")
         assert "unsafe_allow_html" not in text, path
         if "st.html(" in text:
-            assert path.name == "widgets.py" and text.count("st.html(") == 1 and "st.html(PROJECTOR_CSS)" in text
+            assert path.name == "widgets.py" and text.count("st.html(") == 1
+            assert 'st.html(APP_CSS + (PROJECTOR_CSS if projector else ""))' in text
 
 
 # --- the guard can fail -----------------------------------------------------------------------------

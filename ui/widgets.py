@@ -51,6 +51,8 @@ def _stacked_blocks_icon(size: int = 32) -> Image.Image:
 
 APP_ICON = _stacked_blocks_icon()
 
+# A presentation clicker sends PageDown / PageUp: the tour binds them to buttons no one needs to see.
+APP_CSS = "<style>.st-key-tour_clicker { display: none; }</style>"
 PROJECTOR_CSS = """<style>
 html, body, [data-testid="stAppViewContainer"] { font-size: 21px; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stCaptionContainer"], label p { font-size: 21px !important; }
@@ -106,8 +108,7 @@ def app_chrome(t: Text) -> bool:
                  format_func=lambda code: t("lang." + code), horizontal=True, on_change=_set_language)
         projector = st.toggle(t("control.projector"), value=APP_CONTROLS[1].default, key="projector",
                               bind="query-params")
-    if projector:
-        st.html(PROJECTOR_CSS)
+    st.html(APP_CSS + (PROJECTOR_CSS if projector else ""))
     return projector
 
 

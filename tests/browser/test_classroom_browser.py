@@ -33,3 +33,19 @@ def test_projector_chart_text_meets_wcag_aa(new_page, app_url, path, lang, local
     low = [(text, fill, round(contrast_on_white(fill), 2)) for text, fill in texts if contrast_on_white(fill) < 4.5]
     assert low == []
     shot(page, f"classroom-contrast{re.sub(r'[^a-z0-9]+', '-', path)}-{lang}")
+
+
+@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+def test_a_presentation_clicker_steps_the_tour(new_page, app_url, lang, locale):
+    """ArrowRight / PageDown go forward, ArrowLeft / PageUp back (a clicker sends those keys)."""
+    page = new_page(width=1280, height=720, locale=locale)
+    open_app(page, f"{app_url}/walk?lang={lang}&step=1&projector=true")
+    assert_healthy(page)
+    for key, step in (("ArrowRight", 2), ("PageDown", 3), ("PageDown", 4), ("ArrowLeft", 3), ("PageUp", 2)):
+        page.locator("h1").click()  # focus on the page, as after a click on the slide
+        page.keyboard.press(key)
+        page.wait_for_url(re.compile(rf"[?&]step={step}(&|$)"))
+        page.wait_for_function(f"() => document.querySelector('[data-testid=stProgress]')"
+                               f"?.textContent.includes('{step}')")
+    assert page.locator(".st-key-tour_clicker").is_hidden()  # the clicker's twins stay out of sight
+    shot(page, f"classroom-clicker-{lang}")
