@@ -6,7 +6,7 @@ from blockstab.papers import PAPERS
 from ui.controls import CONTROLS, explorer_query
 from ui.lessons import PRESETS, lesson_facts
 from ui.text import Text
-from ui.widgets import example_in_link, language, open_in_explorer
+from ui.widgets import example_in_link, explorer_link, language, open_in_explorer
 
 t = Text(language())
 
@@ -19,7 +19,7 @@ for preset in PRESETS:
         text, go = st.columns([4, 1])
         text.markdown(t(f"preset.{preset.id}", **lesson_facts()))
         query = explorer_query(preset.view, lang=t.lang, sc=example_in_link())
-        text.code("?" + "&".join(f"{k}={v}" for k, v in query.items()), language=None)
+        text.code(explorer_link(query), language=None)
         if go.button(t("teach.open"), key=f"preset_{preset.id}", icon=":material/open_in_new:"):
             open_in_explorer(preset.view)
 
@@ -28,8 +28,7 @@ st.markdown(t("teach.hide_intro"))
 keep = st.multiselect(t("teach.hide_pick"), [c.key for c in CONTROLS], default=["residual", "norm", "depth"],
                       format_func=lambda key: t("control." + key), key="teach_show")
 if keep:
-    st.code("?" + "&".join(f"{k}={v}" for k, v in explorer_query({}, lang=t.lang, show=tuple(keep)).items()),
-            language=None)
+    st.code(explorer_link(explorer_query({}, lang=t.lang, show=tuple(keep))), language=None)
 
 st.header(t("teach.lab_title"))
 st.markdown(t("teach.lab_intro"))

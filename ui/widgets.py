@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from functools import partial
+from urllib.parse import urlencode, urlsplit
 
 import numpy as np
 import streamlit as st
@@ -222,6 +223,18 @@ def open_in_explorer(view: dict) -> None:
         st.session_state[control.key] = view.get(control.key, control.default)
     query = explorer_query(view, lang=st.query_params.get("lang"), sc=example_in_link())
     st.switch_page("pages/explorer.py", query_params=query)
+
+
+def app_address() -> str:
+    """The app's address as this browser reaches it (scheme, host and port), for full links a
+    teacher can copy; empty when the browser named none."""
+    parts = urlsplit(st.context.url or "")
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else ""
+
+
+def explorer_link(query: dict[str, str]) -> str:
+    """A full link that opens the Explorer with ``query`` (its documented path, /explore)."""
+    return f"{app_address()}/explore?{urlencode(query)}"
 
 
 def example_in_link() -> Scenario | None:

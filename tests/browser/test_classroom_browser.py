@@ -5,6 +5,9 @@ import re
 import pytest
 from test_browser import assert_healthy, open_app, shot
 
+from ui.lessons import PRESETS
+from ui.text import Text
+
 pytestmark = pytest.mark.browser
 
 # Every visible piece of SVG text in the page's charts, with the fill the browser computed.
@@ -49,3 +52,28 @@ def test_a_presentation_clicker_steps_the_tour(new_page, app_url, lang, locale):
                                f"?.textContent.includes('{step}')")
     assert page.locator(".st-key-tour_clicker").is_hidden()  # the clicker's twins stay out of sight
     shot(page, f"classroom-clicker-{lang}")
+
+
+def test_teachers_links_are_full_urls_that_open_the_promised_view(new_page, app_url):
+    """Every ready-made link on the teachers' page is the whole address, as this browser reaches
+    the app, and opening it shows the view its preset names (the switches read back from the page)."""
+    page = new_page(width=1280, height=900)
+    open_app(page, f"{app_url}/teach?lang=en", charts=False)
+    assert_healthy(page)
+    links = [code.inner_text().strip() for code in page.locator("[data-testid=stCode] code").all()]
+    explorer_links = [link for link in links if "/explore?" in link]
+    assert len(explorer_links) == len(PRESETS) + 1  # one per preset, one that hides controls
+    assert all(link.startswith(app_url + "/explore?") for link in explorer_links)
+    for preset, link in zip(PRESETS, explorer_links, strict=False):
+        view = new_page(width=1280, height=900)
+        open_app(view, link)
+        assert_healthy(view)
+        for key in ("residual", "norm"):
+            switch = view.get_by_role("switch", name=Text("en")(f"control.{key}"))
+            assert switch.is_checked() == preset.view.get(key, True), (preset.id, key)
+        assert view.locator("[role=dialog]").count() == 0
+    hidden = next(link for link in explorer_links if "show=" in link)
+    page.goto(hidden)
+    page.wait_for_selector(".js-plotly-plot")
+    assert page.get_by_role("switch", name=Text("en")("control.residual")).count() == 1
+    assert page.get_by_text(Text("en")("control.placement")).count() == 0  # not in the default show= list
