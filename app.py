@@ -9,11 +9,13 @@ import streamlit as st
 from ui.text import Text
 from ui.widgets import APP_ICON, app_chrome, language, query_problems, warn_about_url
 
-projector_link = st.query_params.get("projector") == "true"
+# Projector mode from the link, or kept from this session's toggle when a page switches pages (the
+# toggle's URL binding writes it back): the sidebar then starts closed on every page.
+projector_on = st.query_params.get("projector") == "true" or st.session_state.get("projector") is True
 # A page icon of our own: without one the browser shows each page's Material icon as the
 # favicon, fetched from an online font service on every rerun.
 st.set_page_config(page_title="BlockStab", page_icon=APP_ICON, layout="wide",
-                   initial_sidebar_state="collapsed" if projector_link else "auto")
+                   initial_sidebar_state="collapsed" if projector_on else "auto")
 url_problems = query_problems()  # before anything rewrites the URL
 t = Text(language())
 warn_about_url(t, url_problems)

@@ -197,12 +197,13 @@ def test_depth_figure_has_a_frame_and_a_step_per_block(lang, state):
         assert set(moved) == {t("legend.now"), t("legend.other_tokens")}
         for row in range(len(state.scenarios)):  # every block's real values, exactly
             np.testing.assert_array_equal(points(moved[t("legend.now")][row]), stream[d, row, ACTION_TOKEN][None, :])
-            tokens = moved[t("legend.other_tokens")][row]
+            tokens, ring = moved[t("legend.other_tokens")][row], moved[t("legend.now")][row]
             np.testing.assert_array_equal(points(tokens), stream[d, row])
-            # every token is named once: merged tokens share one label, the others print nothing
-            named = [part for label in tokens["text"] if label for part in label.split(" = ")]
-            assert sorted(named) == sorted(tokens["hovertext"])
-            assert sum(1 for label in tokens["text"] if label) == distinct_tokens(stream[d, row])
+            # every token is named once, a lone action token beside its ring: merged tokens share one
+            # label, the others print nothing
+            labels = [label for label in [*tokens["text"], *ring["text"]] if label]
+            assert sorted(part for label in labels for part in label.split(" = ")) == sorted(tokens["hovertext"])
+            assert len(labels) == distinct_tokens(stream[d, row])
     # The figure itself starts at the last block, and each path is the full stream.
     last = [tr for tr in fig.data if tr.name == t("legend.now")]
     for row, marker in enumerate(last):

@@ -63,6 +63,7 @@ html, body, [data-testid="stAppViewContainer"] { font-size: 21px; }
 h1 { font-size: 1.9rem !important; padding: 0 0 0.3rem 0 !important; line-height: 1.25 !important; }
 h2, h3 { font-size: 1.5rem !important; }
 [data-testid="stHeader"] { background: transparent; }
+.modebar-container { display: none !important; }
 </style>"""
 
 

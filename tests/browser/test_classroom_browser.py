@@ -77,3 +77,19 @@ def test_teachers_links_are_full_urls_that_open_the_promised_view(new_page, app_
     page.wait_for_selector(".js-plotly-plot")
     assert page.get_by_role("switch", name=Text("en")("control.residual")).count() == 1
     assert page.get_by_text(Text("en")("control.placement")).count() == 0  # not in the default show= list
+
+
+def test_projector_mode_stays_on_when_a_lesson_opens_the_explorer(new_page, app_url):
+    """'Open this in the Explorer' from the tour in projector mode: the Explorer opens in projector
+    mode too, sidebar closed, and no chart toolbar covers a title."""
+    page = new_page(width=1280, height=720)
+    open_app(page, f"{app_url}/walk?lang=en&step=6&projector=true")
+    page.get_by_role("button", name=Text("en")("tour.open_in_explorer")).click()
+    page.wait_for_url(lambda url: "/walk" not in url)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length === 3")
+    assert_healthy(page)
+    assert "projector=true" in page.url
+    box = page.locator("[data-testid=stSidebar]").bounding_box()
+    assert box is None or box["x"] + box["width"] <= 1  # the sidebar stays closed
+    assert page.locator(".modebar-container").first.is_hidden()
+    shot(page, "classroom-projector-stays")

@@ -60,7 +60,9 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
                      "marker": {"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.8},
                      "textfont": {"color": text_colour(SCENARIO_COLOURS[scenario]), "size": s["font"] - 2},
                      "name": t("legend.other_tokens"), "showlegend": False})
-        data.append({"type": "scatter", "mode": "markers", "name": t("legend.now"), "showlegend": False,
+        data.append({"type": "scatter", "mode": "markers+text", "name": t("legend.now"), "showlegend": False,
+                     "textposition": "bottom right" if row else "top right", "cliponaxis": False,
+                     "textfont": {"color": text_colour(SCENARIO_COLOURS[scenario]), "size": s["font"] - 2},
                      "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2, "symbol": "circle-open",
                                 "line": {"width": 4}}})
     frames = [{"name": str(d), "traces": moving, "data": _moving_positions(stream, d, action, names)}
@@ -111,9 +113,13 @@ def _moving_positions(stream: np.ndarray, d: int, action: int, names: list[list[
     for row in range(stream.shape[1]):
         pts = stream[d, row]
         a = pts[action]
+        labels = group_labels(pts, names[row])
+        alone = labels[action] == names[row][action]  # a lone action token is named beside its ring
         traces.append({"type": "scatter", "x": pts[:, 0].tolist(), "y": pts[:, 1].tolist(),
-                       "text": group_labels(pts, names[row]), "hovertext": names[row]})
-        traces.append({"type": "scatter", "x": [float(a[0])], "y": [float(a[1])]})
+                       "text": [("" if alone and i == action else label) for i, label in enumerate(labels)],
+                       "hovertext": names[row]})
+        traces.append({"type": "scatter", "x": [float(a[0])], "y": [float(a[1])],
+                       "text": [names[row][action] if alone else ""]})
     return traces
 
 
