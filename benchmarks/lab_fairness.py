@@ -18,15 +18,13 @@ import argparse
 import asyncio
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness as h  # noqa: E402
-import local_server  # noqa: E402
-from protocol_client import ProtocolSession  # noqa: E402
+from protocol_client import ProtocolSession, served_session  # noqa: E402
 
 HEAVY = "lab_width=128&lab_tokens=64&lab_heads=4&lab_depth=1000&lab_compare=stabilisers&lang=en"
 
@@ -43,31 +41,16 @@ async def first_result(port: int, seed: int, timeout: float) -> float | None:
         await session.close()
 
 
-async def toggles(session: ProtocolSession, stop: asyncio.Event | None, count: int, timeout: float) -> list[float]:
-    times = []
-    for n in range(count):
-        if stop is not None and stop.is_set():
-            break
-        times.append(await session.rerun({"residual": n % 2 == 0}, timeout=timeout))
-        await asyncio.sleep(0.5)
-    return times
-
-
 async def measure(root: Path, sessions: int, timeout: float) -> dict:
-    log = Path(tempfile.mkdtemp()) / "server.log"
-    with local_server.streamlit_server("app.py", log, root) as (base, _server):
-        port = int(base.rsplit(":", 1)[1])
-        explorer = ProtocolSession(port, "lang=en")
-        await explorer.connect(timeout=60)
-        quiet = await toggles(explorer, None, 20, timeout)
+    async with served_session(root) as (port, explorer):
+        quiet = await explorer.toggle_times(20, timeout, 0.5)
         stop = asyncio.Event()
-        busy = asyncio.create_task(toggles(explorer, stop, 10_000, timeout))
+        busy = asyncio.create_task(explorer.toggle_times(10_000, timeout, 0.5, stop))
         start = time.perf_counter()
         results = await asyncio.gather(*(first_result(port, seed, timeout) for seed in range(sessions)))
         wall = time.perf_counter() - start
         stop.set()
         loaded = await busy
-        await explorer.close()
     done = [r for r in results if r is not None]
     return {"app": f"{root} at {h.git_state(root)}", "sessions": sessions, "wall_s": round(wall, 1),
             "first_result_s": h.summary(done), "unanswered": len(results) - len(done),

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import tempfile
 import time
 import urllib.parse
+from pathlib import Path
 
+import local_server
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -143,6 +146,17 @@ class ProtocolSession:
         if self._finished is not None and not self._finished.done():
             self._finished.set_exception(ConnectionError("WebSocket closed"))
 
+    async def toggle_times(self, count: int, timeout: float, pause: float,
+                           stop: asyncio.Event | None = None) -> list[float]:
+        """Flip the residual switch ``count`` times (until ``stop``), ``pause`` s apart: each rerun's ms."""
+        times = []
+        for n in range(count):
+            if stop is not None and stop.is_set():
+                break
+            times.append(await self.rerun({"residual": n % 2 == 0}, timeout=timeout))
+            await asyncio.sleep(pause)
+        return times
+
     async def rerun(self, changes: dict[str, object] | None = None, timeout: float = 30.0,
                     extra: tuple[WidgetState, ...] = ()) -> float:
         """Send a rerun with the widgets whose key ends a widget id set to new values (and ``extra``
@@ -211,3 +225,17 @@ class ProtocolSession:
             await asyncio.wait_for(self.ws.close(), 5)
         if self._reader is not None:
             self._reader.cancel()
+
+
+@contextlib.asynccontextmanager
+async def served_session(root: Path, query: str = "lang=en"):
+    """A fresh server of the app at ``root`` and one session connected to it: ``(port, session)``."""
+    log = Path(tempfile.mkdtemp()) / "server.log"
+    with local_server.streamlit_server("app.py", log, root) as (base, _server):
+        port = int(base.rsplit(":", 1)[1])
+        session = ProtocolSession(port, query)
+        await session.connect(timeout=60)
+        try:
+            yield port, session
+        finally:
+            await session.close()

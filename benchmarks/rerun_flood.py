@@ -16,15 +16,13 @@ import argparse
 import asyncio
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness as h  # noqa: E402
-import local_server  # noqa: E402
-from protocol_client import ProtocolSession  # noqa: E402
+from protocol_client import ProtocolSession, served_session  # noqa: E402
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 
 TIMEOUT_S = 600.0
@@ -46,15 +44,8 @@ async def flood(session: ProtocolSession, stop: asyncio.Event, sent: list[int]) 
 
 
 async def measure(root: Path, floods: int, seconds: float) -> dict:
-    log = Path(tempfile.mkdtemp()) / "server.log"
-    with local_server.streamlit_server("app.py", log, root) as (base, _server):
-        port = int(base.rsplit(":", 1)[1])
-        student = ProtocolSession(port, "lang=en")
-        await student.connect(timeout=60)
-        quiet = []
-        for n in range(20):
-            quiet.append(await student.rerun({"residual": n % 2 == 0}, timeout=TIMEOUT_S))
-            await asyncio.sleep(0.3)
+    async with served_session(root) as (port, student):
+        quiet = await student.toggle_times(20, TIMEOUT_S, 0.3)
         scripts = [ProtocolSession(port, "lang=en") for _ in range(floods)]
         for script in scripts:
             await script.connect(timeout=60)
@@ -67,7 +58,7 @@ async def measure(root: Path, floods: int, seconds: float) -> dict:
         stop.set()
         await asyncio.gather(*tasks)
         after = await student.rerun({"residual": True}, timeout=TIMEOUT_S)
-        for session in (student, *scripts):
+        for session in scripts:
             await session.close()
     return {"app": f"{root} at {h.git_state(root)}", "floods": floods, "reruns_sent": sent[0],
             "toggle_quiet_ms": h.summary(quiet), "toggle_during_flood_ms": h.summary(loaded),

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from oracles import groups_of
 from test_numbers import value_of
 
 from blockstab.block import StackConfig
@@ -68,27 +69,11 @@ def test_every_demonstration_link_is_a_valid_url(item):
         k: v for k, v in item.view.items() if v != BY_KEY[k].default}
 
 
-def groups(tokens: np.ndarray) -> int:
-    """How many groups of tokens less than 1 degree apart (chained), by a plain union-find."""
-    parent = list(range(len(tokens)))
-
-    def root(i):
-        while parent[i] != i:
-            i = parent[i]
-        return i
-
-    for i in range(len(tokens)):
-        for j in range(i):
-            if angle_degrees(tokens[i], tokens[j]) < DISTINCT_DEGREES:
-                parent[root(i)] = root(j)
-    return len({root(i) for i in range(len(tokens))})
-
-
 def test_numbers_quoted_in_the_lesson_text_are_what_the_engine_computes():
     """Every number the prose quotes (lesson_facts) recomputed here from the engine's own stack."""
     facts = lesson_facts()
     stream = lesson_trace(StackConfig(depth=24, residual=False)).stream
-    same = [all(groups(x[row]) == 1 for row in range(2)) for x in stream]
+    same = [all(groups_of(x[row]) == 1 for row in range(2)) for x in stream]
     assert same.index(True) == int(facts["collapse_block"]) and all(same[same.index(True):])
     size = np.linalg.norm(lesson_trace(StackConfig(depth=24, norm="none")).stream[:, :, ACTION_TOKEN], axis=-1)
     growth = size[-1] / size[0]

@@ -34,7 +34,7 @@ def _repo_root(monkeypatch):
 
 
 def run_app(page: str | None = None, **query) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=30)
+    at = AppTest.from_file(str(APP), default_timeout=60)
     at.query_params.update(query)
     at.run()
     if page:

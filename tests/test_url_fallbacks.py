@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_scenario_pages import run_app
 
 from blockstab.scenario import MAX_URL, TRIAGE, Problem, decode, from_json, to_json
 from ui.controls import BY_KEY, TOUR_STEPS
@@ -25,14 +26,6 @@ def _repo_root(monkeypatch):
     monkeypatch.chdir(ROOT)
 
 
-def run(page: str | None = None, **query) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.query_params.update(query)
-    at.run()
-    if page:
-        at.switch_page(page).run()
-    assert not at.exception, [e.value for e in at.exception][:1]
-    return at
 
 
 def says(text: str, key: str, lang: str = "en") -> bool:
@@ -47,7 +40,7 @@ def slider(at: AppTest, key: str):
 
 @pytest.mark.parametrize("raw", ["²", "①", "٣", "9" * 5000, "101", "9", "+3", " 3", "3.0"])
 def test_a_step_the_tour_cannot_show_opens_step_one_with_a_notice(raw):
-    at = run("pages/tour.py", lang="en", step=raw)
+    at = run_app("pages/tour.py", lang="en", step=raw)
     assert at.subheader[0].value == Text("en")(f"tour.{TOUR[0].id}.title")
     (warning,) = at.warning
     assert says(warning.value, "url.ignored") and "step=" in warning.value
@@ -60,7 +53,7 @@ def test_the_tour_step_range_is_the_tour():
 @pytest.mark.parametrize("key,raw", [("depth", "1e1"), ("depth", "2.9"), ("block", "3e0"), ("depth", "1_0"),
                                      ("depth", "+7"), ("block", " 10"), ("depth", "１０")])
 def test_a_number_the_check_refuses_is_not_the_one_shown(key, raw):
-    at = run(lang="en", **{key: raw})
+    at = run_app(lang="en", **{key: raw})
     (warning,) = at.warning
     assert says(warning.value, "url.ignored") and f"{key}=" in warning.value
     assert slider(at, key) == BY_KEY[key].default
@@ -68,14 +61,14 @@ def test_a_number_the_check_refuses_is_not_the_one_shown(key, raw):
 
 
 def test_a_lab_depth_in_e_notation_runs_the_default_depth():
-    at = run("pages/depth_lab.py", lang="en", lab_depth="1e3", lab_width="4", lab_tokens="2", lab_heads="1",
+    at = run_app("pages/depth_lab.py", lang="en", lab_depth="1e3", lab_width="4", lab_tokens="2", lab_heads="1",
              lab_gradients="false", lab_compare="none")
     assert [w.value for w in at.warning if says(w.value, "url.ignored")] != []
     assert slider(at, "lab_depth") == BY_KEY["lab_depth"].default
 
 
 def test_many_unknown_parameters_are_one_short_notice():
-    at = run(lang="en", **{f"p{n}": "1" for n in range(998)})
+    at = run_app(lang="en", **{f"p{n}": "1" for n in range(998)})
     (warning,) = at.warning
     assert says(warning.value, "url.ignored_list")
     assert warning.value.count("p") < 20 and Text("en")("url.more", count=993) in warning.value
@@ -83,7 +76,7 @@ def test_many_unknown_parameters_are_one_short_notice():
 
 @pytest.mark.parametrize("query", [{"sc": "v1." + "A" * 600_000}, {f"k{n}": "1" for n in range(1001)}])
 def test_a_query_streamlit_drops_for_its_size_is_reported(query):
-    at = run(**query, lang="zh")
+    at = run_app(**query, lang="zh")
     (warning,) = at.warning
     assert says(warning.value, "url.dropped", "zh") or says(warning.value, "url.dropped")
 

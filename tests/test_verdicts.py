@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from oracles import groups_of
 
 from blockstab.readouts import angle_degrees
 from blockstab.scenario import PRESETS
@@ -103,22 +104,6 @@ def check(finding, state, result) -> None:
         assert state.norm_kind == "layernorm"
     else:
         raise AssertionError(f"untested finding {finding.key}")
-
-
-def groups_of(tokens: np.ndarray) -> int:
-    """How many groups of tokens less than 1 degree apart (chained), by a plain union-find."""
-    parent = list(range(len(tokens)))
-
-    def root(i):
-        while parent[i] != i:
-            i = parent[i]
-        return i
-
-    for i in range(len(tokens)):
-        for j in range(i):
-            if angle_degrees(tokens[i], tokens[j]) < 1.0 or np.array_equal(tokens[i], tokens[j]):
-                parent[root(i)] = root(j)
-    return len({root(i) for i in range(len(tokens))})
 
 
 def _row(state, result, sentence: str) -> int:
