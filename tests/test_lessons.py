@@ -85,6 +85,8 @@ def test_numbers_quoted_in_the_lesson_text_are_what_the_engine_computes():
         assert value_of(facts[f"nearest_{depth}"]) == pytest.approx(nearest, rel=1e-2)
     x = lesson_trace(StackConfig(depth=24)).stream[-1, :, ACTION_TOKEN]
     assert value_of(facts["sentences_24"]) == pytest.approx(angle_degrees(x[0], x[1]), rel=1e-2)
+    pre = np.linalg.norm(lesson_trace(StackConfig(depth=100, placement="pre")).stream[:, :, ACTION_TOKEN], axis=-1)
+    assert value_of(facts["pre_growth_100"]) == pytest.approx((pre[-1] / pre[0]).max(), rel=1e-2)
     keys = lesson_params().blocks[0].feed_forward.w_out
     assert int(facts["memory_keys"]) == len(keys) and int(facts["strong_keys"]) == len(keys) - 1
 
