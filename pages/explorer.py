@@ -15,6 +15,8 @@ projector = st.session_state.get("projector_on", False)
 if not projector:
     st.title(t("explorer.title"))
     caption = st.empty()
+    with st.container(key="phone_hint"):  # shown at phone width only (APP_CSS)
+        st.caption(t("explorer.phone_hint"))
 verdict_box = st.empty()
 state = explorer_controls(t, projector)
 if not projector:

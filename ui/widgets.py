@@ -52,8 +52,17 @@ def _stacked_blocks_icon(size: int = 32) -> Image.Image:
 
 APP_ICON = _stacked_blocks_icon()
 
-# A presentation clicker sends PageDown / PageUp: the tour binds them to buttons no one needs to see.
-APP_CSS = "<style>.st-key-tour_clicker { display: none; }</style>"
+# Every page: the tour's clicker buttons (PageDown / PageUp) stay out of sight; on a phone a table
+# scrolls inside its own box (never the page, never breaking a vector or a Chinese word), and the
+# Explorer says where its controls are.
+APP_CSS = """<style>
+.st-key-tour_clicker, .st-key-phone_hint { display: none; }
+@media (max-width: 640px) {
+  .st-key-phone_hint { display: block; }
+  [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
+  [data-testid="stMarkdownContainer"] td, [data-testid="stMarkdownContainer"] th { white-space: nowrap; }
+}
+</style>"""
 PROJECTOR_CSS = """<style>
 html, body, [data-testid="stAppViewContainer"] { font-size: 21px; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stCaptionContainer"], label p { font-size: 21px !important; }

@@ -93,3 +93,30 @@ def test_projector_mode_stays_on_when_a_lesson_opens_the_explorer(new_page, app_
     assert box is None or box["x"] + box["width"] <= 1  # the sidebar stays closed
     assert page.locator(".modebar-container").first.is_hidden()
     shot(page, "classroom-projector-stays")
+
+
+PAGE_FIT = """() => ({page: document.scrollingElement.scrollWidth,
+  main: document.querySelector('[data-testid=stMain]').scrollWidth, width: innerWidth,
+  tables: [...document.querySelectorAll('[data-testid=stMarkdownContainer] table')]
+    .map(t => Math.round(t.getBoundingClientRect().right))})"""
+
+
+@pytest.mark.parametrize("path", ["/", "/case", "/lab"])
+@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+def test_on_a_phone_tables_stay_on_the_screen(new_page, app_url, path, lang, locale):
+    """At 390 px a table scrolls inside its own box: nothing pushes the page sideways, and no cell
+    breaks a vector or a Chinese word over two lines. The Explorer says where its controls are."""
+    page = new_page(width=390, height=844, locale=locale)
+    open_app(page, f"{app_url}{path}?lang={lang}", charts=path != "/lab")
+    page.wait_for_selector("[data-testid=stMarkdownContainer] table")
+    assert_healthy(page)
+    fit = page.evaluate(PAGE_FIT)
+    assert fit["page"] <= fit["width"] and fit["main"] <= fit["width"], fit
+    assert all(right <= fit["width"] for right in fit["tables"]), fit
+    wrapped = page.evaluate("""() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]
+      .filter(td => td.getClientRects().length && td.getBoundingClientRect().height > 2.2 * parseFloat(
+        getComputedStyle(td).lineHeight || 20)).map(td => td.textContent)""")
+    assert wrapped == []
+    hint = page.get_by_text(Text(lang)("explorer.phone_hint").split("**")[-1].strip()[:12])
+    assert (hint.count() > 0 and hint.first.is_visible()) == (path == "/")
+    shot(page, f"classroom-phone{re.sub(r'[^a-z0-9]+', '-', path)}-{lang}")
