@@ -120,3 +120,25 @@ def test_on_a_phone_tables_stay_on_the_screen(new_page, app_url, path, lang, loc
     hint = page.get_by_text(Text(lang)("explorer.phone_hint").split("**")[-1].strip()[:12])
     assert (hint.count() > 0 and hint.first.is_visible()) == (path == "/")
     shot(page, f"classroom-phone{re.sub(r'[^a-z0-9]+', '-', path)}-{lang}")
+
+
+CHART_TEXT_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd =>
+  [...gd.querySelectorAll('.gtitle, .annotation-text')].filter(el => el.textContent.trim())
+    .map(el => { const b = el.getBoundingClientRect();
+                 return [el.textContent.trim(), b.left, b.top, b.right, b.bottom]; }))"""
+
+
+@pytest.mark.parametrize("path", ["/walk?step=8", "/?depth=24"])
+@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+def test_projector_chart_titles_do_not_overlap(new_page, app_url, path, lang, locale):
+    """The readouts' six panel titles and the figure's title never print over each other at
+    projector size, even in the tour's narrow column."""
+    page = new_page(width=1280, height=720, locale=locale)
+    open_app(page, f"{app_url}{path}&lang={lang}&projector=true")
+    assert_healthy(page)
+    for boxes in page.evaluate(CHART_TEXT_BOXES):
+        for i, (a, *box_a) in enumerate(boxes):
+            for b, *box_b in boxes[i + 1:]:
+                apart = (box_a[2] <= box_b[0] + 1 or box_b[2] <= box_a[0] + 1 or box_a[3] <= box_b[1] + 1
+                         or box_b[3] <= box_a[1] + 1)
+                assert apart, (a, b)

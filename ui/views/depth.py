@@ -139,42 +139,50 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
     blocks = np.arange(r.action_norm.shape[0])
     size_floor = VANISHED * float(r.action_norm[0].min())
     panels = ("norm", "nearest", "distinct", "cosine", "angle", "smallest")
-    fig = make_subplots(rows=2, cols=3, vertical_spacing=0.22, horizontal_spacing=0.09,
+    # Three panels a row on a screen; two a row in projector mode, whose large type would run the
+    # panel titles into each other (the tour shows this figure in a narrow column).
+    cols = 2 if state.projector else 3
+    rows = len(panels) // cols
+    cells = {p: {"row": i // cols + 1, "col": i % cols + 1} for i, p in enumerate(panels)}
+    fig = make_subplots(rows=rows, cols=cols, vertical_spacing=0.4 / rows, horizontal_spacing=0.09 * 3 / cols,
                         subplot_titles=[t("fig.readouts." + p, n=n) for p in panels])
     for row, scenario in enumerate(state.scenarios):
         line = {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 1.5}
         common = {"name": plotly_text(side_name(state.example, scenario, t)), "legendgroup": scenario, "line": line,
                   "mode": "lines+markers", "marker": {"size": s["marker"] / 2.5}}  # a lone point still shows
-        fig.add_trace(go.Scatter(x=blocks, y=_floored(r.action_norm[:, row], size_floor), **common), row=1, col=1)
+        fig.add_trace(go.Scatter(x=blocks, y=_floored(r.action_norm[:, row], size_floor), **common),
+                      **cells["norm"])
         common["showlegend"] = False
-        fig.add_trace(go.Scatter(x=blocks, y=r.action_nearest_angle[:, row], **common), row=1, col=2)
-        fig.add_trace(go.Scatter(x=blocks, y=r.distinct_tokens[:, row], line_shape="hv", **common), row=1, col=3)
-        fig.add_trace(go.Scatter(x=blocks, y=r.action_cosine_to_input[:, row], **common), row=2, col=1)
+        fig.add_trace(go.Scatter(x=blocks, y=r.action_nearest_angle[:, row], **common), **cells["nearest"])
+        fig.add_trace(go.Scatter(x=blocks, y=r.distinct_tokens[:, row], line_shape="hv", **common),
+                      **cells["distinct"])
+        fig.add_trace(go.Scatter(x=blocks, y=r.action_cosine_to_input[:, row], **common), **cells["cosine"])
         fig.add_trace(go.Scatter(x=blocks, y=_floored(r.smallest_pairwise_angle[:, row], ANGLE_FLOOR), **common),
-                      row=2, col=3)
+                      **cells["smallest"])
     if state.norm_used != "none" and state.placement == "pre":  # what every sublayer reads
         reads = np.full(blocks.shape, float(np.sqrt(2)))
         fig.add_trace(go.Scatter(x=blocks, y=reads, name=t("legend.normalized_copy"),
-                                 line={"color": TARGET, "dash": "dash", "width": s["line"] / 1.5}), row=1, col=1)
+                                 line={"color": TARGET, "dash": "dash", "width": s["line"] / 1.5}), **cells["norm"])
     if len(state.scenarios) == 2:
         angle = np.where(r.scenario_angle < ANGLE_FLOOR, 0.0, r.scenario_angle)  # float noise is zero
         fig.add_trace(go.Scatter(x=blocks, y=angle, name=t("legend.angle"),
-                                 line={"color": "#000000", "width": s["line"] / 1.5}), row=2, col=2)
+                                 line={"color": "#000000", "width": s["line"] / 1.5}), **cells["angle"])
     else:
         fig.add_annotation(text=t("fig.readouts.angle_needs_two"), xref="x5 domain", yref="y5 domain", x=0.5,
                            y=0.5, showarrow=False, font={"size": s["font"] - 2, "color": "#555555"})
-    fig.add_hline(y=OWN_DIRECTION, line={"color": "#555555", "dash": "dot", "width": 1}, row=1, col=2)
-    fig.update_yaxes(**log_axis(r.action_norm.ravel(), size_floor), row=1, col=1)
-    fig.update_yaxes(rangemode="tozero", row=1, col=2)
-    fig.update_yaxes(range=[0, n + 0.5], dtick=1 if n <= 8 else 2, row=1, col=3)
-    fig.update_yaxes(range=[-1.05, 1.05], row=2, col=1)
+    fig.add_hline(y=OWN_DIRECTION, line={"color": "#555555", "dash": "dot", "width": 1}, **cells["nearest"])
+    fig.update_yaxes(**log_axis(r.action_norm.ravel(), size_floor), **cells["norm"])
+    fig.update_yaxes(rangemode="tozero", **cells["nearest"])
+    fig.update_yaxes(range=[0, n + 0.5], dtick=1 if n <= 8 else 2, **cells["distinct"])
+    fig.update_yaxes(range=[-1.05, 1.05], **cells["cosine"])
     top = float(np.nanmax(np.concatenate([r.scenario_angle, [5.0]])))
-    fig.update_yaxes(range=[0, top * 1.1], row=2, col=2)
-    fig.update_yaxes(**log_axis(r.smallest_pairwise_angle.ravel(), ANGLE_FLOOR), row=2, col=3)
-    fig.update_xaxes(title_text=t("legend.block"), row=2)  # a top-row title would run into the panel titles
-    fig.update_annotations(font_size=s["font"])
+    fig.update_yaxes(range=[0, top * 1.1], **cells["angle"])
+    fig.update_yaxes(**log_axis(r.smallest_pairwise_angle.ravel(), ANGLE_FLOOR), **cells["smallest"])
+    fig.update_xaxes(title_text=t("legend.block"), row=rows)  # a higher title would run into the panel titles
+    fig.update_annotations(font_size=s["font"] - (2 if state.projector else 0))
     layout(fig, state, t, t("fig.readouts.title"))
-    fig.update_layout(height=s["height"] + (200 if state.projector else 60))
+    fig.update_layout(height=s["height"] + (460 if state.projector else 60),
+                      margin={"t": 50 + int(1.2 * s["font"])})  # the title clears the first panel titles
     notes = []
     if np.any(r.action_norm < size_floor) or np.any(r.smallest_pairwise_angle < ANGLE_FLOOR):
         notes.append(t("fig.readouts.floor", size=readable(VANISHED), angle=readable(ANGLE_FLOOR)))
