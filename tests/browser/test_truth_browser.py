@@ -10,7 +10,7 @@ import pytest
 from test_browser import VERDICT, assert_healthy, open_app, shot
 
 from blockstab.lesson import ACTION_TOKEN
-from blockstab.readouts import angle_degrees, readouts
+from blockstab.readouts import angle_degrees, readouts, token_groups
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.verdicts import OWN_DIRECTION, verdict
@@ -120,6 +120,7 @@ def test_depth_view_names_merged_tokens_at_every_block_the_slider_shows(new_page
         shown = sorted(part for labels in page.evaluate(LABELS_SHOWN, index) for label in labels
                        for part in label.split(" = "))
         assert shown == sorted(name for row in names for name in row), block  # each token named once
-        groups = sum(len([g for g in group_labels(stream[block, row], names[row]) if g]) for row in range(2))
+        groups = sum(len([g for g in group_labels(token_groups(stream[block, row]), names[row]) if g])
+                     for row in range(2))
         assert sum(len(labels) for labels in page.evaluate(LABELS_SHOWN, index)) == groups, block
     shot(page, f"truth-depth-labels{view.replace('&', '-').replace('=', '-')}")

@@ -65,7 +65,8 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
                      "textfont": {"color": text_colour(SCENARIO_COLOURS[scenario]), "size": s["font"] - 2},
                      "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2, "symbol": "circle-open",
                                 "line": {"width": 4}}})
-    frames = [{"name": str(d), "traces": moving, "data": _moving_positions(stream, d, action, names)}
+    groups = token_groups(stream)  # every block at once
+    frames = [{"name": str(d), "traces": moving, "data": _moving_positions(stream, groups, d, action, names)}
               for d in range(depth + 1)]
     for index, trace in zip(moving, frames[-1]["data"], strict=True):
         data[index].update(trace)
@@ -98,15 +99,16 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     return fig
 
 
-def group_labels(vectors: np.ndarray, names: list[str]) -> list[str]:
-    """One label per group of merged tokens ("errors = after deploy"), on the group's first token;
-    the other members get none, so merged labels never print on top of each other."""
-    groups = token_groups(vectors)
+def group_labels(groups: np.ndarray, names: list[str]) -> list[str]:
+    """One label per group of merged tokens ("errors = after deploy"), on the group's first token
+    (``groups``: one sentence's :func:`~blockstab.readouts.token_groups`); the other members get
+    none, so merged labels never print on top of each other."""
     return [" = ".join(n for j, n in enumerate(names) if groups[j] == i) if groups[i] == i else ""
             for i in range(len(names))]
 
 
-def _moving_positions(stream: np.ndarray, d: int, action: int, names: list[list[str]]) -> list[dict]:
+def _moving_positions(stream: np.ndarray, groups: np.ndarray, d: int, action: int,
+                      names: list[list[str]]) -> list[dict]:
     """Block ``d``'s moving traces: per scenario, every token with its group's label, then the
     action token's ring. Plain float lists: Plotly converts each NumPy array through narwhals,
     which cost more than the rest of the frame; JSON keeps every float exactly (shortest repr)."""
@@ -114,7 +116,7 @@ def _moving_positions(stream: np.ndarray, d: int, action: int, names: list[list[
     for row in range(stream.shape[1]):
         pts = stream[d, row]
         a = pts[action]
-        labels = group_labels(pts, names[row])
+        labels = group_labels(groups[d, row], names[row])
         alone = labels[action] == names[row][action]  # a lone action token is named beside its ring
         traces.append({"type": "scatter", "x": pts[:, 0].tolist(), "y": pts[:, 1].tolist(),
                        "text": [("" if alone and i == action else label) for i, label in enumerate(labels)],
@@ -146,38 +148,45 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
     cells = {p: {"row": i // cols + 1, "col": i % cols + 1} for i, p in enumerate(panels)}
     fig = make_subplots(rows=rows, cols=cols, vertical_spacing=0.4 / rows, horizontal_spacing=0.09 * 3 / cols,
                         subplot_titles=[t("fig.readouts." + p, n=n) for p in panels])
+    traces = []  # (panel, trace): added in one call, Plotly's per-call subplot lookup is the slow part
     for row, scenario in enumerate(state.scenarios):
         line = {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 1.5}
-        common = {"name": plotly_text(side_name(state.example, scenario, t)), "legendgroup": scenario, "line": line,
-                  "mode": "lines+markers", "marker": {"size": s["marker"] / 2.5}}  # a lone point still shows
-        fig.add_trace(go.Scatter(x=blocks, y=_floored(r.action_norm[:, row], size_floor), **common),
-                      **cells["norm"])
-        common["showlegend"] = False
-        fig.add_trace(go.Scatter(x=blocks, y=r.action_nearest_angle[:, row], **common), **cells["nearest"])
-        fig.add_trace(go.Scatter(x=blocks, y=r.distinct_tokens[:, row], line_shape="hv", **common),
-                      **cells["distinct"])
-        fig.add_trace(go.Scatter(x=blocks, y=r.action_cosine_to_input[:, row], **common), **cells["cosine"])
-        fig.add_trace(go.Scatter(x=blocks, y=_floored(r.smallest_pairwise_angle[:, row], ANGLE_FLOOR), **common),
-                      **cells["smallest"])
+        common = {"type": "scatter", "x": blocks, "name": plotly_text(side_name(state.example, scenario, t)),
+                  "legendgroup": scenario, "line": line, "mode": "lines+markers",
+                  "marker": {"size": s["marker"] / 2.5}}  # a lone point still shows
+        traces += [
+            ("norm", {**common, "y": _floored(r.action_norm[:, row], size_floor)}),
+            ("nearest", {**common, "y": r.action_nearest_angle[:, row], "showlegend": False}),
+            ("distinct", {**common, "y": r.distinct_tokens[:, row], "line_shape": "hv", "showlegend": False}),
+            ("cosine", {**common, "y": r.action_cosine_to_input[:, row], "showlegend": False}),
+            ("smallest", {**common, "y": _floored(r.smallest_pairwise_angle[:, row], ANGLE_FLOOR),
+                          "showlegend": False}),
+        ]
     if state.norm_used != "none" and state.placement == "pre":  # what every sublayer reads
-        reads = np.full(blocks.shape, float(np.sqrt(2)))
-        fig.add_trace(go.Scatter(x=blocks, y=reads, name=t("legend.normalized_copy"),
-                                 line={"color": TARGET, "dash": "dash", "width": s["line"] / 1.5}), **cells["norm"])
+        traces.append(("norm", {"type": "scatter", "x": blocks, "y": np.full(blocks.shape, float(np.sqrt(2))),
+                                "name": t("legend.normalized_copy"),
+                                "line": {"color": TARGET, "dash": "dash", "width": s["line"] / 1.5}}))
     if len(state.scenarios) == 2:
         angle = np.where(r.scenario_angle < ANGLE_FLOOR, 0.0, r.scenario_angle)  # float noise is zero
-        fig.add_trace(go.Scatter(x=blocks, y=angle, name=t("legend.angle"),
-                                 line={"color": "#000000", "width": s["line"] / 1.5}), **cells["angle"])
+        traces.append(("angle", {"type": "scatter", "x": blocks, "y": angle, "name": t("legend.angle"),
+                                 "line": {"color": "#000000", "width": s["line"] / 1.5}}))
     else:
         fig.add_annotation(text=t("fig.readouts.angle_needs_two"), xref="x5 domain", yref="y5 domain", x=0.5,
                            y=0.5, showarrow=False, font={"size": s["font"] - 2, "color": "#555555"})
-    fig.add_hline(y=OWN_DIRECTION, line={"color": "#555555", "dash": "dot", "width": 1}, **cells["nearest"])
-    fig.update_yaxes(**log_axis(r.action_norm.ravel(), size_floor), **cells["norm"])
-    fig.update_yaxes(rangemode="tozero", **cells["nearest"])
-    fig.update_yaxes(range=[0, n + 0.5], dtick=1 if n <= 8 else 2, **cells["distinct"])
-    fig.update_yaxes(range=[-1.05, 1.05], **cells["cosine"])
+    fig.add_traces([trace for _, trace in traces], rows=[cells[p]["row"] for p, _ in traces],
+                   cols=[cells[p]["col"] for p, _ in traces])
+    fig.add_shape(type="line", xref="x2 domain", yref="y2", x0=0, x1=1, y0=OWN_DIRECTION, y1=OWN_DIRECTION,
+                  line={"color": "#555555", "dash": "dot", "width": 1})  # the own-direction line
     top = float(np.nanmax(np.concatenate([r.scenario_angle, [5.0]])))
-    fig.update_yaxes(range=[0, top * 1.1], **cells["angle"])
-    fig.update_yaxes(**log_axis(r.smallest_pairwise_angle.ravel(), ANGLE_FLOOR), **cells["smallest"])
+    axis = {p: "yaxis" + ("" if i == 0 else str(i + 1)) for i, p in enumerate(panels)}
+    fig.update_layout({
+        axis["norm"]: log_axis(r.action_norm.ravel(), size_floor),
+        axis["nearest"]: {"rangemode": "tozero"},
+        axis["distinct"]: {"range": [0, n + 0.5], "dtick": 1 if n <= 8 else 2},
+        axis["cosine"]: {"range": [-1.05, 1.05]},
+        axis["angle"]: {"range": [0, top * 1.1]},
+        axis["smallest"]: log_axis(r.smallest_pairwise_angle.ravel(), ANGLE_FLOOR),
+    })
     fig.update_xaxes(title_text=t("legend.block"), row=rows)  # a higher title would run into the panel titles
     fig.update_annotations(font_size=s["font"] - (2 if state.projector else 0))
     layout(fig, state, t, t("fig.readouts.title"))
