@@ -94,7 +94,7 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
         fig.add_annotation(text=t("fig.depth.settled", block=settled), xref="paper", yref="paper", x=0, y=1,
                            xanchor="left", yanchor="bottom", showarrow=False,
                            font={"size": s["font"] - 2, "color": INK})
-        fig.update_layout(margin={"t": 50 + int(1.6 * s["font"])})  # room between the title and the note
+        fig.update_layout(margin={"t": 50 + int(3 * s["font"])})  # room between the title and the note
     plane_axes(fig, t, stream.reshape(-1, 2), state.example)
     return fig
 
