@@ -19,7 +19,7 @@ from ui.lab_views import (
 from ui.text import Text
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
 from ui.views.tables import markdown_table
-from ui.widgets import OverTime, computed_with_progress, lab_controls, language
+from ui.widgets import OverTime, computed_with_progress, lab_controls, language, on_phone
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)
@@ -53,7 +53,7 @@ if shown == "stack":
     if len(curves) < len(setups):
         st.warning(t("lab.over_time", shown=len(curves), total=len(setups), seconds=f"{MAX_SECONDS:.0f}"),
                    icon=":material/timer_off:")
-    st.plotly_chart(curves_figure(curves, t, projector), key="lab_curves")
+    st.plotly_chart(curves_figure(curves, t, projector, on_phone()), key="lab_curves")
     for note in chart_notes(curves, t):
         st.caption(note)
     st.markdown("\n".join(f"- {run_reading(variant, run, t)}" for variant, run in curves.items()))
@@ -77,11 +77,11 @@ else:
         st.caption(t(f"paper.{shown}.figure_note", **layer_zero(paper.published)))
         st.caption(t(f"paper.{shown}.definition"))
     if paper.curves:
-        st.plotly_chart(curves_figure(paper.curves, t, projector), key="paper_curves")
+        st.plotly_chart(curves_figure(paper.curves, t, projector, on_phone()), key="paper_curves")
         for note in chart_notes(paper.curves, t):
             st.caption(note)
     else:
-        state = ExplorerState(projector=projector)
+        state = ExplorerState(projector=projector, phone=on_phone())
         st.plotly_chart(geometry_2d_figure(state, t), key="paper_geometry_2d")
         st.plotly_chart(geometry_3d_figure(state, t), key="paper_geometry_3d")
 st.caption(t("lab.init_note"))

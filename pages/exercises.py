@@ -33,8 +33,8 @@ answered = [q for q in QUESTIONS if first[q.id] is not None]
 right = sum(first[q.id] == q.answer for q in answered)
 
 st.title(t("ex.title"))
-score, reset_column = st.columns([4, 1])
-score.metric(t("ex.score"), t("ex.score_value", right=right, answered=len(answered), total=len(QUESTIONS)))
+score, reset_column = st.columns([2, 1])  # the button's words fit a 1024 px screen
+score.metric(t("ex.score", total=len(QUESTIONS)), t("ex.score_value", right=right, answered=len(answered)))
 reset_column.button(t("ex.reset"), key="ex_reset", on_click=reset, icon=":material/restart_alt:")
 
 for exercise in (1, 2):
@@ -58,7 +58,7 @@ for exercise in (1, 2):
 
 st.header(t("check.title"))
 for item in CHECKLIST:
-    text, demo = st.columns([4, 1])
+    text, demo = st.columns([2, 1])
     text.markdown(t(f"check.{item.id}"))
     if demo.button(t("check.demo"), key=f"check_{item.id}", icon=":material/play_arrow:"):
         open_in_explorer(item.view)

@@ -5,10 +5,10 @@ import streamlit as st
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
-from ui.widgets import language
+from ui.widgets import language, on_phone
 
 t = Text(language())
-state = ExplorerState(projector=st.session_state.get("projector_on", False))
+state = ExplorerState(projector=st.session_state.get("projector_on", False), phone=on_phone())
 
 st.title(t("geometry.title"))
 st.markdown(t("geometry.intro"))

@@ -114,44 +114,43 @@ if "editor_preset" not in st.session_state and example.preset:
 st.title(t("editor.title"))
 st.markdown(t("editor.intro"))
 
-left, right = st.columns([3, 2])
-with left:
-    pick, go = st.columns([3, 1], vertical_alignment="bottom")
-    pick.selectbox(t("editor.start_from"), (*EXAMPLE_NAMES, "blank"), key="editor_preset",
-                   format_func=lambda name: t(f"example.{name}.name"))
-    go.button(t("editor.load"), key="editor_load", on_click=load_preset, icon=":material/restart_alt:",
-              width="stretch")
-    across, up = st.columns(2)
-    axes = [across.text_input(t("editor.axis_1"), key="editor_axis_1"),
-            up.text_input(t("editor.axis_2"), key="editor_axis_2")]
-    base = base_frame()
-    if (rows := rows_after_edit(table_key, len(base))) > MAX_TABLE_ROWS:
-        base, table_key = restart_table(t("editor.table_too_long", count=rows, limit=MAX_TABLE_ROWS))
-    try:
-        edited = table(base, table_key)
-    except (IndexError, KeyError, TypeError, ValueError):  # an edit state no browser sends (rows that
-        # do not exist): Streamlit cannot apply it, so this table starts afresh and says so.
-        edited = table(*restart_table(t("editor.table_reset")))
-    st.caption(t("editor.roles"))
-    parsed = parse(axes, edited.to_dict("records"))
-    if isinstance(parsed, list):  # name rows by the numbers the table shows (kept after deletions)
-        shown = [int(n) if pd.api.types.is_integer(n) else None for n in edited.index]
-        parsed = [replace(p, row=shown[p.row - 1] or p.row) if p.row and p.field != "axis" else p for p in parsed]
-    if isinstance(parsed, Scenario):
-        parsed = canonical(parsed)
-        if parsed != example:
-            use_example(parsed)
-            example = parsed
-        st.success(t("editor.in_use"), icon=":material/check_circle:")
-    else:
-        st.error(t("editor.refused") + "\n\n" + problems_text(parsed, t), icon=":material/block:")
+pick, go = st.columns([3, 1], vertical_alignment="bottom")
+pick.selectbox(t("editor.start_from"), (*EXAMPLE_NAMES, "blank"), key="editor_preset",
+               format_func=lambda name: t(f"example.{name}.name"))
+go.button(t("editor.load"), key="editor_load", on_click=load_preset, icon=":material/restart_alt:",
+          width="stretch")
+across, up = st.columns(2)
+axes = [across.text_input(t("editor.axis_1"), key="editor_axis_1"),
+        up.text_input(t("editor.axis_2"), key="editor_axis_2")]
+base = base_frame()
+if (rows := rows_after_edit(table_key, len(base))) > MAX_TABLE_ROWS:
+    base, table_key = restart_table(t("editor.table_too_long", count=rows, limit=MAX_TABLE_ROWS))
+try:
+    edited = table(base, table_key)
+except (IndexError, KeyError, TypeError, ValueError):  # an edit state no browser sends (rows that
+    # do not exist): Streamlit cannot apply it, so this table starts afresh and says so.
+    edited = table(*restart_table(t("editor.table_reset")))
+st.caption(t("editor.roles"))
+parsed = parse(axes, edited.to_dict("records"))
+if isinstance(parsed, list):  # name rows by the numbers the table shows (kept after deletions)
+    shown = [int(n) if pd.api.types.is_integer(n) else None for n in edited.index]
+    parsed = [replace(p, row=shown[p.row - 1] or p.row) if p.row and p.field != "axis" else p for p in parsed]
+if isinstance(parsed, Scenario):
+    parsed = canonical(parsed)
+    if parsed != example:
+        use_example(parsed)
+        example = parsed
+    st.success(t("editor.in_use"), icon=":material/check_circle:")
+else:
+    st.error(t("editor.refused") + "\n\n" + problems_text(parsed, t), icon=":material/block:")
 
 state = ExplorerState(example=example, projector=projector)
-with right:
-    st.plotly_chart(figure_cached("tokens", state, t.lang), key="editor_tokens")
-block, depth = st.columns(2)
+# The table has the page's width (its columns fit a 1024 px screen); the sentence and its first
+# block side by side below it, then the whole stack.
+tokens, block = st.columns(2)
+tokens.plotly_chart(figure_cached("tokens", state, t.lang), key="editor_tokens")
 block.plotly_chart(figure_cached("block", state, t.lang), key="editor_block")
-depth.plotly_chart(figure_cached("depth", state, t.lang), key="editor_depth")
+st.plotly_chart(figure_cached("depth", state, t.lang), key="editor_depth")
 
 st.header(t("editor.share"))
 use, download = st.columns(2)

@@ -6,7 +6,7 @@ from blockstab.scenario import LESSON
 from ui.controls import BY_KEY
 from ui.lessons import TOUR, lesson_facts
 from ui.text import Text
-from ui.widgets import active_example, figure_cached, language, open_in_explorer, url_value
+from ui.widgets import active_example, figure_cached, language, on_phone, open_in_explorer, url_value
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)
@@ -28,7 +28,7 @@ step = TOUR[number - 1]
 
 st.title(t("tour.title"))
 st.progress(number / len(TOUR), text=t("tour.indicator", step=number, total=len(TOUR)))
-back, forward, _ = st.columns([1, 1, 4])
+back, forward, _ = st.columns([1, 1, 2])  # "Previous" fits a 1024 px screen
 first, last = number == 1, number == len(TOUR)
 # Arrow keys on the visible buttons; a clicker's PageUp / PageDown on twins that CSS hides (APP_CSS).
 back.button(t("tour.previous"), key="tour_previous", disabled=first, on_click=go_to, args=(number - 1,),
@@ -48,6 +48,6 @@ with text:
     if st.button(t("tour.open_in_explorer"), key="tour_open", icon=":material/open_in_new:"):
         open_in_explorer(step.view)
 with figure:
-    st.plotly_chart(figure_cached(step.figure, step.state(projector, example), t.lang), key="tour_figure")
+    st.plotly_chart(figure_cached(step.figure, step.state(projector, example, on_phone()), t.lang), key="tour_figure")
     if example != LESSON:
         st.caption(t("example.text_is_the_lesson"))

@@ -23,7 +23,7 @@ st.markdown(markdown_table(device_rows(t)))
 st.markdown(t("case.intro"))
 if state.example != LESSON:
     st.info(t("example.text_is_the_lesson"), icon=":material/edit_note:")
-left, right = st.columns([3, 2])
+left, right = st.columns(2)  # the figure needs half the page on a 1024 px screen
 with left:
     st.subheader(t("case.table_title"))
     st.markdown(markdown_table(course_case_rows(result, state, t)))

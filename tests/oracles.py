@@ -1,6 +1,13 @@
 """Independent re-computations the tests compare the app against (plain loops, no NumPy tricks)."""
 
+import re
+
 from blockstab.readouts import angle_degrees
+
+
+def words(text: str) -> str:
+    """Chart text without its line breaks and spaces: what a wrapped title says, to compare."""
+    return re.sub(r"<br>|\s", "", text)
 
 
 def groups_of(tokens, tolerance: float = 1.0) -> int:

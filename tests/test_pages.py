@@ -23,6 +23,7 @@ from ui.verdicts import verdict
 from ui.views import explore
 from ui.views.block import block_figure
 from ui.views.depth import depth_figure, readouts_figure
+from ui.views.style import wrap
 from ui.views.tables import stage_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -228,7 +229,7 @@ def _specific(at: AppTest, key: str, t: Text, lang: str) -> None:
         assert block["layout"]["title"]["text"].startswith(t("fig.block.title", block=3, stage="@").split("@")[0])
         assert not at.success  # the course's table is about block 1
     elif key == "focus":
-        assert block["layout"]["title"]["text"] == t("fig.block.title", block=1, stage=t("stage.ffn_norm"))
+        assert block["layout"]["title"]["text"] == wrap(t("fig.block.title", block=1, stage=t("stage.ffn_norm")))
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -14,6 +14,7 @@ import plotly.io as pio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import words
 
 from blockstab.block import STAGES
 from blockstab.lesson import ACTION_TOKEN, COURSE_TABLE, SCENARIOS
@@ -23,8 +24,9 @@ from ui.controls import APP_CONTROLS, BY_KEY, CONTROLS, STAGE_FOCUS, ExplorerSta
 from ui.text import LANGUAGES, Text, catalog
 from ui.views import FIGURES, explore, figure_state
 from ui.views.block import block_figure
-from ui.views.depth import depth_figure, readouts_figure
+from ui.views.depth import PANEL_TITLE_WIDTH, depth_figure, readouts_figure
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
+from ui.views.style import wrap
 from ui.views.tables import course_table_matches, stage_csv, stage_rows
 
 LANGS = pytest.mark.parametrize("lang", LANGUAGES)
@@ -80,7 +82,7 @@ def test_default_block_figure_ends_at_the_course_table(default, lang):
         assert end == list(COURSE_TABLE[scenario])
     assert course_table_matches(result, state)
     # The x + F(x) arrow is drawn from the origin, the branch F(x) tip-to-tail from x.
-    assert fig.layout.title.text == t("fig.block.title", block=1, stage=stage)
+    assert fig.layout.title.text == wrap(t("fig.block.title", block=1, stage=stage))
 
 
 @LANGS
@@ -158,7 +160,8 @@ def test_block_beyond_depth_shows_the_last_block():
     result = explore(state)
     assert state.shown_block == 3
     fig = block_figure(state, result, Text("en"))
-    assert fig.layout.title.text == Text("en")("fig.block.title", block=3, stage=Text("en")("stage." + state.focus))
+    en = Text("en")
+    assert fig.layout.title.text == wrap(en("fig.block.title", block=3, stage=en("stage." + state.focus)))
     arrow = next(tr for tr in fig.data if tr.legendgroup == "confirmed" and tr.showlegend)
     np.testing.assert_allclose(points(arrow)[-1], result.trace.stage(state.focus)[2, 0, ACTION_TOKEN])
 
@@ -211,7 +214,7 @@ def test_depth_figure_has_a_frame_and_a_step_per_block(lang, state):
     paths = [tr for tr in fig.data if len(tr.x) == depth + 1]
     for row, path in enumerate(paths[: len(state.scenarios)]):
         np.testing.assert_array_equal(points(path), stream[:, row, ACTION_TOKEN])
-    assert fig.layout.title.text == t("fig.depth.title", depth=depth)
+    assert fig.layout.title.text == wrap(t("fig.depth.title", depth=depth))
 
 
 # --- readouts --------------------------------------------------------------------------------------
@@ -233,7 +236,7 @@ def test_readouts_figure_draws_every_panel_with_readable_axes(lang, state):
     fig = readouts_figure(state, result, t)
     titles = [a.text for a in fig.layout.annotations]
     for panel in READOUT_PANELS:
-        assert t("fig.readouts." + panel, n=5) in titles
+        assert wrap(t("fig.readouts." + panel, n=5), PANEL_TITLE_WIDTH) in titles
     for axis in ("yaxis", "yaxis6"):  # size and smallest angle: log axes ticking whole powers of ten
         assert fig.layout[axis].type == "log"
         assert fig.layout[axis].exponentformat == "power" and fig.layout[axis].dtick >= 1
@@ -256,13 +259,13 @@ def test_readouts_figure_draws_every_panel_with_readable_axes(lang, state):
     assert (t("fig.readouts.angle_needs_two") in titles) == (len(state.scenarios) == 1)
     floored = np.any(r.action_norm < 1e-15 * r.action_norm[0].min()) or np.any(r.smallest_pairwise_angle < 1e-9)
     note = t("fig.readouts.floor", size="10⁻¹⁵", angle="10⁻⁹")
-    notes = "<br>".join(titles)
-    assert (note in notes) == bool(floored)
+    notes = words("".join(titles))
+    assert (words(note) in notes) == bool(floored)
     undefined = np.any(np.isnan(r.action_cosine_to_input))
-    assert (t("fig.readouts.undefined", block=0)[-30:] in notes) == bool(undefined)
+    assert (words(t("fig.readouts.undefined", block=0))[-30:] in notes) == bool(undefined)
     # only the bottom row names its x axis: a top-row title would run into the panel titles below
-    assert [fig.layout[f"xaxis{i}"].title.text for i in ("", 2, 3)] == [None] * 3
-    assert [fig.layout[f"xaxis{i}"].title.text for i in (4, 5, 6)] == [t("legend.block")] * 3
+    assert [fig.layout[f"xaxis{i}"].title.text for i in ("", 2, 3, 4)] == [None] * 4
+    assert [fig.layout[f"xaxis{i}"].title.text for i in (5, 6)] == [t("legend.block")] * 2
 
 
 # --- table and CSV ---------------------------------------------------------------------------------
@@ -325,7 +328,7 @@ def test_geometry_2d_figure_computes_both_normalizations(lang):
     assert {tuple(np.sign(p)) for p in ln} == {(1.0, -1.0), (-1.0, 1.0)}
     titles = [a.text for a in fig.layout.annotations]
     assert t("geometry.rms_panel") in titles and t("geometry.ln_panel") in titles
-    assert fig.layout.title.text == t("geometry.title_2d")
+    assert fig.layout.title.text == wrap(t("geometry.title_2d"))
 
 
 @LANGS
@@ -538,7 +541,7 @@ def test_stage_names_say_what_the_switches_left(lang, placement):
                     if placement == "post" else (("input", "attention_norm"), ("attention_residual", "ffn_norm")):
                 np.testing.assert_array_equal(result.trace.stage(before), result.trace.stage(after))
         title = block_figure(replace_focus(state, "attention_residual"), result, t).layout.title.text
-        assert (t("stage.attention_residual.no_residual") in title) == (not residual)
+        assert (words(t("stage.attention_residual.no_residual")) in words(title)) == (not residual)
 
 
 def replace_focus(state, focus):
@@ -554,7 +557,8 @@ def test_feed_forward_view_says_what_the_memory_wrote(lang, view):
     result = explore(state)
     note = next(a.text for a in block_figure(state, result, t).layout.annotations if a.xref == "paper")
     memory = result.trace.stage("feed_forward")[state.shown_block - 1, :, ACTION_TOKEN]
-    lines = note.split("<br>")
+    opening = t("fig.block.memory_silent", sentence="@").split("@")[0]  # each sentence's first words
+    lines = [opening + words for words in note.replace("<br>", " ").split(opening)[1:]]
     assert len(lines) == len(state.scenarios)
     for line, written in zip(lines, memory, strict=True):
         if np.allclose(written, 0):

@@ -124,6 +124,7 @@ class ExplorerState:
     block: int = 1
     focus: str = "attention_residual"
     projector: bool = False
+    phone: bool = False  # a phone's browser (its User-Agent says so): subplots one under another
     example: Scenario = LESSON  # the sentence the stack runs on
 
     @property

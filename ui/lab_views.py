@@ -75,18 +75,20 @@ def shown_panels(curves: dict[str, DepthCurves]) -> tuple[str, ...]:
     return tuple(p for p in PANELS if any(getattr(run, p) is not None for run in curves.values()))
 
 
-def curves_figure(curves: dict[str, DepthCurves], t: Text, projector: bool = False) -> go.Figure:
+def curves_figure(curves: dict[str, DepthCurves], t: Text, projector: bool = False,
+                  phone: bool = False) -> go.Figure:
     """Readouts against depth, one line per run and one panel per readout: token collapse, token
-    similarity, stream size and (when run) the gradient norm of each block's weights."""
+    similarity, stream size and (when run) the gradient norm of each block's weights; on a phone
+    one panel a row."""
     panels = shown_panels(curves)
-    columns = 2 if len(panels) == 4 else len(panels)
+    columns = 1 if phone else 2 if len(panels) == 4 else len(panels)
     rows = len(panels) // columns
 
     def cell(index):
         return {"row": index // columns + 1, "col": index % columns + 1}
 
     fig = make_subplots(rows=rows, cols=columns, subplot_titles=[t(f"lab.panel.{p}") for p in panels],
-                        horizontal_spacing=0.09, vertical_spacing=0.2 if projector else 0.16)
+                        horizontal_spacing=0.09, vertical_spacing=(0.2 if projector else 0.16) / (2 if phone else 1))
     for index, (variant, run) in enumerate(curves.items()):
         for panel_index, panel in enumerate(panels):
             values = getattr(run, panel)
@@ -101,7 +103,7 @@ def curves_figure(curves: dict[str, DepthCurves], t: Text, projector: bool = Fal
         fig.update_yaxes(type="log" if panel in LOG_PANELS else "linear", exponentformat="power",
                          **cell(panel_index))
     fig.update_annotations(font_size=20 if projector else 14)  # the panel titles
-    plot_height, top = (380 if projector else 340) * rows, 130 if projector else 100
+    plot_height, top = (380 if projector else 340 if not phone else 300) * rows, 130 if projector else 100
     fig.update_layout(  # the legend sits above the panel titles, in the top margin
         height=plot_height + top + 60, template="plotly_white", font={"size": 20 if projector else 13},
         margin={"l": 60, "r": 20, "t": top, "b": 60},

@@ -28,8 +28,8 @@ class TourStep:
     figure: str  # "tokens" | "block" | "depth" | "readouts"
     view: dict = field(default_factory=dict)
 
-    def state(self, projector: bool = False, example: Scenario = LESSON) -> ExplorerState:
-        return ExplorerState(**self.view, projector=projector, example=example)
+    def state(self, projector: bool = False, example: Scenario = LESSON, phone: bool = False) -> ExplorerState:
+        return ExplorerState(**self.view, projector=projector, phone=phone, example=example)
 
 
 @dataclass(frozen=True)

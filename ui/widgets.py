@@ -54,9 +54,11 @@ APP_ICON = _stacked_blocks_icon()
 
 # Every page: the tour's clicker buttons (PageDown / PageUp) stay out of sight; on a phone a table
 # scrolls inside its own box (never the page, never breaking a vector or a Chinese word), and the
-# Explorer says where its controls are.
+# Explorer says where its controls are. A page link in the page (a paper's title) wraps rather
+# than end in "…".
 APP_CSS = """<style>
 .st-key-tour_clicker, .st-key-phone_hint { display: none; }
+[data-testid="stMain"] [data-testid="stPageLink-NavLink"] span { white-space: normal; }
 @media (max-width: 640px) {
   .st-key-phone_hint { display: block; }
   [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
@@ -204,6 +206,11 @@ def url_value(control: Control):
     return control.default if parsed is None else parsed
 
 
+def on_phone() -> bool:
+    """Whether the page is open in a phone's browser: every phone browser's User-Agent says "Mobi"."""
+    return "Mobi" in (st.context.headers.get("User-Agent") or "")
+
+
 def explorer_controls(t: Text, projector: bool) -> ExplorerState:
     """Render the Explorer's controls (in projector mode the primary ones in a row above the
     figures, the rest in the sidebar) and return the resulting state. Controls left out of a
@@ -223,7 +230,8 @@ def explorer_controls(t: Text, projector: bool) -> ExplorerState:
             st.subheader(t("explorer.controls"))
             for control in sidebar:
                 values[control.key] = render_control(control, t, example=example)
-    return ExplorerState(**{c.key: values[c.key] for c in CONTROLS}, projector=projector, example=example)
+    return ExplorerState(**{c.key: values[c.key] for c in CONTROLS}, projector=projector, phone=on_phone(),
+                         example=example)
 
 
 def open_in_explorer(view: dict) -> None:

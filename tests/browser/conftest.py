@@ -70,15 +70,17 @@ def browser(app_url):
 
 @pytest.fixture
 def new_page(browser, request):
-    """``new_page(width, height, locale)``: a fresh context (cold cache, no session) per call.
+    """``new_page(width, height, locale, user_agent)``: a fresh context (cold cache, no session) per
+    call; a ``user_agent`` makes it a phone's browser (touch, no desktop viewport).
 
     Every page records uncaught JavaScript errors in ``page.js_errors`` and the app's script
     states in ``window.__scriptStates``; each is screenshotted into test-artifacts/ at teardown.
     """
     contexts = []
 
-    def make(width: int = 1400, height: int = 900, locale: str = "en-US"):
-        context = browser.new_context(viewport={"width": width, "height": height}, locale=locale)
+    def make(width: int = 1400, height: int = 900, locale: str = "en-US", user_agent: str | None = None):
+        context = browser.new_context(viewport={"width": width, "height": height}, locale=locale,
+                                      user_agent=user_agent, is_mobile=user_agent is not None)
         context.add_init_script(SCRIPT_STATE_LOG)
         page = context.new_page()
         page.set_default_timeout(20_000)

@@ -23,6 +23,7 @@ from ui.controls import ExplorerState
 from ui.text import Text, catalog
 from ui.views import explore
 from ui.views.block import block_figure
+from ui.views.style import wrap
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -234,7 +235,7 @@ def test_depth_scrubber_moves_the_marker_without_a_rerun(page, app_url):
     index = depth_chart_index(page)
     assert index == 1  # the second chart, right of "Inside block"
     assert plain(page.evaluate("i => document.querySelectorAll('.js-plotly-plot')[i].layout.title.text",
-                               index)) == t("fig.depth.title", depth=24)
+                               index)) == plain(wrap(t("fig.depth.title", depth=24)))
     stream = explore(ExplorerState()).trace.stream
 
     def now_markers(data):

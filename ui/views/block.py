@@ -15,7 +15,7 @@ from ..examples import plotly_text, side_name, token_labels
 from ..numbers import vector_text
 from ..text import Text
 from .exploration import Exploration
-from .style import INK, OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, plane_axes, style, text_colour
+from .style import INK, OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, plane_axes, style, text_colour, wrap
 
 
 def stage_label(stage: str, cfg: StackConfig, t: Text) -> str:
@@ -69,7 +69,7 @@ def memory_note(state: ExplorerState, trace: Trace, t: Text) -> str:
         angles = np.degrees(np.arctan2(memory.w_out[keys, 1], memory.w_out[keys, 0]))
         notes.append(t("fig.block.memory_wrote", sentence=name,
                        directions=", ".join(f"{a:.0f}°" for a in np.sort(angles))))
-    return "<br>".join(notes)
+    return "<br>".join(wrap(note, 44) for note in notes)
 
 
 def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
@@ -86,6 +86,7 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
         fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers", name=t("legend.ln_target"),
                                  marker={"color": TARGET, "size": s["marker"] + 6, "symbol": "x"}))
     ends = [np.zeros(2)]
+    tips = {}  # stage -> [(tip, value, colour)] of each sentence
     for row, scenario in enumerate(state.scenarios):
         colour = SCENARIO_COLOURS[scenario]
         for stage, start, end in stage_segments(state, result.trace, row):
@@ -99,21 +100,34 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
                 marker={"size": [0, s["marker"] if focused else s["marker"] / 2], "color": colour},
                 meta=label, hovertemplate="%{meta}<br>[%{x:.3f}, %{y:.3f}]<extra></extra>",
             ))
-            if focused or stage == "attention_residual":  # the stage's own value, at the arrow's tip
+            if focused:  # one value per sentence: more would print over each other on a small chart
                 value = result.trace.values[state.shown_block - 1, cfg.stages.index(stage), row, state.example.action]
-                fig.add_annotation(x=end[0], y=end[1], text=vector_text(value), showarrow=False,
-                                   xanchor="left" if row else "right", xshift=10 if row else -10,
-                                   bgcolor="rgba(255,255,255,0.8)",
-                                   font={"color": text_colour(colour), "size": s["font"]})
+                tips.setdefault(stage, []).append((end, vector_text(value), colour))
             ends += [start, end]
+    _value_labels(fig, tips, s["font"])
     title = t("fig.block.title", block=state.shown_block, stage=stage_label(state.focus, cfg, t))
     layout(fig, state, t, title)
     plane_axes(fig, t, np.array(ends), state.example)
-    if state.focus == "feed_forward":
-        fig.add_annotation(text=memory_note(state, result.trace, t), xref="paper", yref="paper", x=0, y=1,
-                           xanchor="left", yanchor="top", showarrow=False, align="left",
-                           bgcolor="rgba(255,255,255,0.85)", font={"size": s["font"] - 2, "color": INK})
+    if state.focus == "feed_forward":  # above the plane, under the title: it never hides an arrow's value
+        note = memory_note(state, result.trace, t)
+        fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=1, yshift=6, xanchor="left",
+                           yanchor="bottom", showarrow=False, align="left", font={"size": s["font"] - 2, "color": INK})
+        fig.update_layout(margin={"t": fig.layout.margin.t + int(1.35 * (s["font"] - 2) * (note.count("<br>") + 1))},
+                          height=fig.layout.height + int(1.35 * (s["font"] - 2) * (note.count("<br>") + 1)))
     return fig
+
+
+def _value_labels(fig: go.Figure, tips: dict, font: int) -> None:
+    """Each value beside its arrow's tip, towards the chart's middle (never past its edge); of one
+    stage's two sentences the higher tip is labelled above it, the lower one below."""
+    for labels in tips.values():
+        highest = max(end[1] for end, _, _ in labels)
+        for end, text, colour in labels:
+            above = end[1] >= highest
+            fig.add_annotation(x=end[0], y=end[1], text=text, showarrow=False, bgcolor="rgba(255,255,255,0.8)",
+                               xanchor="right" if end[0] > 0 else "left", yanchor="bottom" if above else "top",
+                               xshift=-6 if end[0] > 0 else 6, yshift=4 if above else -4,
+                               font={"color": text_colour(colour), "size": font})
 
 
 def tokens_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:

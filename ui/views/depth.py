@@ -15,8 +15,9 @@ from ..numbers import readable
 from ..text import Text
 from ..verdicts import OWN_DIRECTION, VANISHED
 from .exploration import Exploration
-from .style import INK, OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, log_axis, plane_axes, style, text_colour
+from .style import INK, OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, log_axis, plane_axes, style, text_colour, wrap
 
+PANEL_TITLE_WIDTH = 22  # a readouts panel title's line, in columns (ui.views.style.wrap)
 ANGLE_FLOOR = 1e-9  # degrees: a smaller angle between two tokens is drawn at this floor (same vector)
 
 
@@ -141,13 +142,15 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
     blocks = np.arange(r.action_norm.shape[0])
     size_floor = VANISHED * float(r.action_norm[0].min())
     panels = ("norm", "nearest", "distinct", "cosine", "angle", "smallest")
-    # Three panels a row on a screen; two a row in projector mode, whose large type would run the
-    # panel titles into each other (the tour shows this figure in a narrow column).
-    cols = 2 if state.projector else 3
+    # Two panels a row, whose titles (at most two lines) fit the tour's narrow column; on a phone
+    # one a row.
+    cols = 1 if state.phone else 2
     rows = len(panels) // cols
     cells = {p: {"row": i // cols + 1, "col": i % cols + 1} for i, p in enumerate(panels)}
-    fig = make_subplots(rows=rows, cols=cols, vertical_spacing=0.4 / rows, horizontal_spacing=0.09 * 3 / cols,
-                        subplot_titles=[t("fig.readouts." + p, n=n) for p in panels])
+    panel_height = 230 if state.projector else 190  # the plot and its two-line title
+    titles = [wrap(t("fig.readouts." + p, n=n), PANEL_TITLE_WIDTH) for p in panels]
+    fig = make_subplots(rows=rows, cols=cols, vertical_spacing=min(0.3, 90 / (panel_height * rows)),
+                        horizontal_spacing=0.14, subplot_titles=titles)
     traces = []  # (panel, trace): added in one call, Plotly's per-call subplot lookup is the slow part
     for row, scenario in enumerate(state.scenarios):
         line = {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 1.5}
@@ -190,18 +193,21 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
     fig.update_xaxes(title_text=t("legend.block"), row=rows)  # a higher title would run into the panel titles
     fig.update_annotations(font_size=s["font"] - (2 if state.projector else 0))
     layout(fig, state, t, t("fig.readouts.title"))
-    fig.update_layout(height=s["height"] + (460 if state.projector else 60),
-                      margin={"t": 50 + int(1.2 * s["font"])})  # the title clears the first panel titles
     notes = []
     if np.any(r.action_norm < size_floor) or np.any(r.smallest_pairwise_angle < ANGLE_FLOOR):
         notes.append(t("fig.readouts.floor", size=readable(VANISHED), angle=readable(ANGLE_FLOOR)))
     undefined = np.nonzero(np.any(np.isnan(r.action_cosine_to_input), axis=1))[0]
     if undefined.size:
         notes.append(t("fig.readouts.undefined", block=int(undefined[0])))
-    if notes:  # below the legend, with room made for them
-        fig.add_annotation(text="<br>".join(notes), xref="paper", yref="paper", x=0, y=fig.layout.legend.y,
-                           yshift=-2.6 * s["font"], xanchor="left", yanchor="top", align="left", showarrow=False,
+    note = "<br>".join(wrap(n, 48) for n in notes)
+    # Below the panels, in pixels: the axis title, the legend, then the notes.
+    bottom = int(6.5 * s["font"] + 1.3 * (s["font"] - 2) * (note.count("<br>") + 1) * bool(note))
+    top = 50 + int(2.6 * s["font"])  # the title clears the first panel titles
+    plot_height = panel_height * rows
+    fig.update_layout(height=plot_height + top + bottom, margin={"t": top, "b": bottom},
+                      legend={"y": -3.4 * s["font"] / plot_height})
+    if note:
+        fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=-5.4 * s["font"] / plot_height,
+                           xanchor="left", yanchor="top", align="left", showarrow=False,
                            font={"size": s["font"] - 2, "color": "#333333"})
-        extra = int(4 * s["font"] + 1.6 * s["font"] * len(notes))
-        fig.update_layout(height=fig.layout.height + extra, margin={"b": fig.layout.margin.b + extra})
     return fig

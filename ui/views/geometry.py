@@ -15,24 +15,26 @@ from .style import OTHER_TOKENS, TARGET, layout, plane_axes, style
 
 
 def geometry_2d_figure(state: ExplorerState, t: Text, samples: int = 60, seed: int = 0) -> go.Figure:
-    """Random 2-D vectors and where each normalization sends them (computed, not drawn by hand)."""
-
-
+    """Random 2-D vectors and where each normalization sends them (computed, not drawn by hand);
+    side by side, or one above the other on a phone."""
     s = style(state)
     x = np.random.default_rng(seed).normal(scale=1.5, size=(samples, 2))
     identity = NormParams.identity(2)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(t("geometry.rms_panel"), t("geometry.ln_panel")))
-    for col, out in enumerate(
-        (rms_norm(x, identity, 1e-5), layer_norm(x, identity, 1e-5)), start=1
-    ):
+    rows, cols = (2, 1) if state.phone else (1, 2)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=(t("geometry.rms_panel"), t("geometry.ln_panel")),
+                        vertical_spacing=0.15)
+    for panel, out in enumerate((rms_norm(x, identity, 1e-5), layer_norm(x, identity, 1e-5)), start=1):
+        cell = {"row": panel, "col": 1} if state.phone else {"row": 1, "col": panel}
         fig.add_trace(go.Scatter(x=x[:, 0], y=x[:, 1], mode="markers", name=t("geometry.inputs"),
-                                 marker={"color": OTHER_TOKENS, "size": s["marker"] * 0.7}, showlegend=col == 1),
-                      row=1, col=col)
+                                 marker={"color": OTHER_TOKENS, "size": s["marker"] * 0.7}, showlegend=panel == 1),
+                      **cell)
         fig.add_trace(go.Scatter(x=out[:, 0], y=out[:, 1], mode="markers", name=t("geometry.outputs"),
-                                 marker={"color": TARGET, "size": s["marker"]}, showlegend=col == 1),
-                      row=1, col=col)
-        plane_axes(fig, t, x, row=1, col=col)
+                                 marker={"color": TARGET, "size": s["marker"]}, showlegend=panel == 1),
+                      **cell)
+        plane_axes(fig, t, x, **cell)
     layout(fig, state, t, t("geometry.title_2d"))
+    if state.phone:
+        fig.update_layout(height=2 * s["height"], legend={"y": -0.1})
     return fig
 
 

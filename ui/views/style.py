@@ -3,6 +3,8 @@ axes and log axes that tick whole powers of ten."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -22,6 +24,9 @@ PLOTLY_WHITE = pio.templates["plotly_white"].to_plotly_json()
 # projectors wash light text out. INK is Streamlit's own text colour.
 INK = "#262730"
 TEXT_COLOURS = {"#D55E00": "#B34700", OTHER_TOKENS: "#595959", TARGET: "#007A5A"}
+# The most a chart title's line may hold, in Latin letters (a Chinese character counts as two):
+# what fits the narrowest chart the app draws (a column on a 1024 px screen, a 390 px phone).
+LINE_WIDTH = 32
 
 
 def text_colour(colour: str) -> str:
@@ -33,6 +38,41 @@ def style(state: ExplorerState) -> dict:
     big = state.projector
     return {"font": 20 if big else 14, "line": 5 if big else 3, "marker": 16 if big else 10,
             "height": 420 if big else 480}
+
+
+def wrap(text: str, width: int = LINE_WIDTH) -> str:
+    """``text`` broken into chart lines (``<br>``) of at most ``width`` columns: Latin words stay
+    whole, Chinese may break between any two characters, and a wide character takes two columns."""
+    lines, line, spaced = [], "", False  # spaced: the last break was at a space
+    for piece in _pieces(text):
+        if _columns(line + piece) > width and line.strip():
+            lines.append(line.rstrip())
+            line, spaced = piece.lstrip(), piece.startswith(" ")
+        else:
+            line += piece
+    if lines and _columns(line.strip()) <= 2:  # never a lone "①" on a line of its own
+        line = lines.pop() + (" " if spaced else "") + line
+    return "<br>".join([*lines, line.rstrip()])
+
+
+def _columns(text: str) -> int:
+    return sum(2 if _wide(c) else 1 for c in text)
+
+
+def _wide(c: str) -> bool:
+    return unicodedata.east_asian_width(c) in "WF"
+
+
+def _pieces(text: str) -> list[str]:
+    """Where a line may break: before a space or a wide character, never before punctuation."""
+    pieces: list[str] = []
+    for c in text:
+        starts = c == " " or _wide(c) or (pieces and _wide(pieces[-1][-1]))
+        if not pieces or (starts and unicodedata.category(c) not in ("Pe", "Po")):
+            pieces.append(c)
+        else:
+            pieces[-1] += c
+    return pieces
 
 
 def log_axis(values: np.ndarray, floor: float) -> dict:
@@ -48,10 +88,12 @@ def log_axis(values: np.ndarray, floor: float) -> dict:
 
 def layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figure:
     s = style(state)
+    title = wrap(title)
     fig.update_layout(
-        title={"text": title, "font": {"size": s["font"] + 2}},
+        title={"text": title, "font": {"size": s["font"] + 2}, "y": 1, "yref": "container", "yanchor": "top",
+               "pad": {"t": 18}},
         font={"size": s["font"]}, height=s["height"],
-        margin={"l": 60, "r": 20, "t": 50, "b": 80},
+        margin={"l": 60, "r": 20, "t": 50 + int(1.3 * (s["font"] + 2)) * title.count("<br>"), "b": 80},
         legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0},
     )
     fig.layout.template = PLOTLY_WHITE  # the template itself: an unvalidated figure would keep a name
