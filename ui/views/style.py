@@ -89,11 +89,12 @@ def log_axis(values: np.ndarray, floor: float) -> dict:
 def layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figure:
     s = style(state)
     title = wrap(title)
+    size, more_lines = s["font"] + 2, title.count("<br>")
+    pad = 8 + size * more_lines  # Plotly lifts a title's lines above a top anchor by about a line each
     fig.update_layout(
-        title={"text": title, "font": {"size": s["font"] + 2}, "y": 1, "yref": "container", "yanchor": "top",
-               "pad": {"t": 18}},
+        title={"text": title, "font": {"size": size}, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": pad}},
         font={"size": s["font"]}, height=s["height"],
-        margin={"l": 60, "r": 20, "t": 50 + int(1.3 * (s["font"] + 2)) * title.count("<br>"), "b": 80},
+        margin={"l": 60, "r": 20, "t": max(50, pad + int(1.3 * size * (more_lines + 1)) + 12), "b": 80},
         legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0},
     )
     fig.layout.template = PLOTLY_WHITE  # the template itself: an unvalidated figure would keep a name
