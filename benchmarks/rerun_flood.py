@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import multiprocessing
 import sys
 import time
@@ -91,11 +90,7 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="a snapshot of the baseline commit (git archive)")
     args = parser.parse_args()
     floods, seconds = max(1, min(args.floods, 50)), max(1.0, min(args.seconds, 300.0))
-    for name, root in (("ours", h.ROOT), ("baseline", args.baseline)):
-        if root is not None:
-            with h.ForeignLoad() as load:
-                result = asyncio.run(measure(root, floods, seconds))
-            print(name, json.dumps(result | {"machine": load.summary()}, indent=1), flush=True)
+    h.ours_then_baseline(lambda root: measure(root, floods, seconds), args.baseline)
 
 
 if __name__ == "__main__":
