@@ -13,7 +13,7 @@ another student's toggle waiting for over a minute. Two bounds, installed by ``s
   connection at once and :data:`MESSAGES_PER_SECOND` after that; the rest wait in the socket
   (nothing is dropped), so a flood costs the server no work until it is read.
 
-A person clicking stays within both; a script's flood is slowed to them.
+A person clicking at a normal pace stays within both; a script's flood is slowed to them.
 """
 
 from __future__ import annotations
