@@ -6,7 +6,9 @@ Nothing here is a test. Every wait is bounded in time and every loop in count; a
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import os
 import statistics
 import subprocess
@@ -291,6 +293,16 @@ class ForeignLoad:
         note = "" if mean < 0.1 else "  WARNING: other work shared the cores; figures are inflated"
         return (f"foreign CPU (not this benchmark): mean {mean:.2f} cores, max {max(self.samples):.2f}, "
                 f"{busy} of {len(self.samples)} s above 0.25 core{note}")
+
+
+def ours_then_baseline(measure, baseline: Path | None) -> None:
+    """``measure(root)`` (a coroutine function) for this checkout, then for the ``baseline``
+    snapshot if given: each result printed as JSON beside the foreign CPU it ran with."""
+    for name, root in (("ours", ROOT), ("baseline", baseline)):
+        if root is not None:
+            with ForeignLoad() as load:
+                result = asyncio.run(measure(root))
+            print(name, json.dumps(result | {"machine": load.summary()}, indent=1), flush=True)
 
 
 def check_chromium() -> None:

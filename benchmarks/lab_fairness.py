@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from pathlib import Path
@@ -64,9 +63,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds a session may take (bounded)")
     args = parser.parse_args()
     args.timeout = max(10.0, min(args.timeout, 1800.0))
-    for name, root in (("ours", h.ROOT), ("baseline", args.baseline)):
-        if root is not None:
-            print(name, json.dumps(asyncio.run(measure(root, args.sessions, args.timeout)), indent=1), flush=True)
+    h.ours_then_baseline(lambda root: measure(root, args.sessions, args.timeout), args.baseline)
 
 
 if __name__ == "__main__":

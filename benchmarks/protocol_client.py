@@ -81,6 +81,7 @@ class ProtocolSession:
         self.bytes_received = 0
         self.largest_received = self.largest_sent = 0  # bytes of one WebSocket frame
         self.session_id = ""  # the server's id for this session (file uploads name it)
+        self.finished_elements: list = []  # every element of the last run that finished
         self._finished: asyncio.Future | None = None
         self._reader: asyncio.Task | None = None
 
@@ -129,6 +130,7 @@ class ProtocolSession:
         elif kind == "script_finished":
             if msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                 self.widgets = dict(self.run_widgets)
+                self.finished_elements = list(self.elements)
             if self._finished is not None and not self._finished.done():
                 self._finished.set_result(msg.script_finished)
 
@@ -162,6 +164,21 @@ class ProtocolSession:
         """Send a rerun with the widgets whose key ends a widget id set to new values (and ``extra``
         states, e.g. a data editor's edits); return the time (ms) until the server says the script
         finished. Raises on timeout or a failed run."""
+        frame = self.rerun_request(changes, extra)
+        self.run_widgets = {}
+        self._finished = asyncio.get_running_loop().create_future()
+        start = time.perf_counter()
+        self.largest_sent = max(self.largest_sent, len(frame))
+        await self.ws.send(frame)
+        status = await asyncio.wait_for(self._finished, timeout)
+        elapsed = (time.perf_counter() - start) * 1e3
+        if status not in FINISHED_OK:
+            raise RuntimeError(f"script finished with status {status}")
+        return elapsed
+
+    def rerun_request(self, changes: dict[str, object] | None = None, extra: tuple[WidgetState, ...] = ()) -> bytes:
+        """The rerun request :meth:`rerun` sends, as the frontend builds it (the changed values are
+        remembered as the user's)."""
         states = []
         query = dict(urllib.parse.parse_qsl(self.query, keep_blank_values=True))
         for state in self.widgets.values():
@@ -201,17 +218,7 @@ class ProtocolSession:
         client.context_info.timezone = "UTC"
         client.context_info.locale = "en-US"
         client.context_info.url = f"http://localhost:{self.port}/"
-        self.run_widgets = {}
-        self._finished = asyncio.get_running_loop().create_future()
-        start = time.perf_counter()
-        frame = msg.SerializeToString()
-        self.largest_sent = max(self.largest_sent, len(frame))
-        await self.ws.send(frame)
-        status = await asyncio.wait_for(self._finished, timeout)
-        elapsed = (time.perf_counter() - start) * 1e3
-        if status not in FINISHED_OK:
-            raise RuntimeError(f"script finished with status {status}")
-        return elapsed
+        return msg.SerializeToString()
 
     def value(self, key: str):
         for state in self.widgets.values():

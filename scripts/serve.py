@@ -1,10 +1,11 @@
-"""Run BlockStab's server: ``streamlit run app.py`` and one fix, in one process.
+"""Run BlockStab's server: ``streamlit run app.py``, one fix and fair shares, in one process.
 
 Streamlit 1.67 takes an app with a ``pages/`` folder for an old-style multipage app until the
 first session runs ``st.navigation``. So the first session after a start that opens a deep link
 (``/lab``, a teacher's link) was told "Page not found" over the right page. app.py routes with
 ``st.navigation`` alone, and the server is told so before any session starts
-(tests/browser/test_browser.py checks both the fault and the fix).
+(tests/browser/test_browser.py checks both the fault and the fix). It also gives each session its
+fair share of the server: reruns and WebSocket messages bounded per session (``fair_share.py``).
 Arguments go to ``streamlit run`` (e.g. ``--server.port 8502``).
 """
 
@@ -12,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+import fair_share
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.web.cli import main
 
@@ -20,4 +22,5 @@ ROOT = Path(__file__).resolve().parents[1]
 if __name__ == "__main__":
     os.chdir(ROOT)  # .streamlit/config.toml is read from the working directory
     PagesManager.uses_pages_directory = False
+    fair_share.install()
     main(["run", "app.py", *sys.argv[1:]], prog_name="streamlit")

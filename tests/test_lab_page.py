@@ -257,6 +257,7 @@ def test_gradients_far_below_where_squares_underflow_are_shown(lang):
 def test_a_run_waits_in_line_while_every_worker_is_busy_then_shows_its_result(monkeypatch, fresh_results):
     """Other sessions' runs hold every worker (ui.shared_runs): the page's own run starts only once
     they end, and shows the same findings as ever."""
+    run, _ = paper_run("dong")  # the expected findings, from the preset itself (cached per test session)
     runs, release, started, released = _lab_runs(), threading.Event(), [], []
     dong = PAPERS["dong"]
     monkeypatch.setitem(PAPERS, "dong",
@@ -273,7 +274,6 @@ def test_a_run_waits_in_line_while_every_worker_is_busy_then_shows_its_result(mo
     threading.Timer(1.0, lambda: released.append(time.monotonic()) or release.set()).start()
     at = open_lab("en", lab_show="dong")
     assert len(started) == 1 and started[0] >= released[0], "the page ran before a worker was free"
-    run, _ = paper_run("dong")
     assert table_rows(at) == finding_rows(run, Text("en"))
     for thread in busy:
         thread.join(30)
