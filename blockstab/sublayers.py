@@ -63,6 +63,23 @@ class NormParams:
         return cls(np.ones(d_model), np.zeros(d_model))
 
 
+@dataclass(frozen=True)
+class EmbeddingParams:
+    """BERT's input tables, word ``(vocab, d)``, position ``(positions, d)`` and token type
+    ``(types, d)``, and the LayerNorm applied to their sum."""
+
+    word: np.ndarray
+    position: np.ndarray
+    token_type: np.ndarray
+    norm: NormParams
+
+
+def embed(token_ids: np.ndarray, p: EmbeddingParams, eps: float) -> np.ndarray:
+    """One sentence's input tokens ``(1, tokens, d)``: LayerNorm(word + position + type 0) (Devlin et al. 2019)."""
+    summed = p.word[token_ids] + p.position[:len(token_ids)] + p.token_type[0]
+    return layer_norm(summed, p.norm, eps)[None]
+
+
 def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
     """``(B, T, d)`` -> ``(B, H, T, d/H)``."""
     batch, tokens, d_model = x.shape
