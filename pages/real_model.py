@@ -35,6 +35,7 @@ st.plotly_chart(projection_figure(comparison, t, projector), key="real_projectio
 st.caption(t("real.projection_note"))
 st.caption(t("real.norm_off_note"))
 st.caption(t("real.out_of_distribution"))
+st.caption(t("real.table_note"))
 st.markdown(markdown_table(layer_rows(comparison, t)))
 st.download_button(t("real.download"), comparison_csv(comparison), file_name="blockstab-real-model.csv",
                    mime="text/csv", key="real_csv", on_click="ignore", icon=":material/download:")

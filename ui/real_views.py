@@ -90,7 +90,7 @@ def layers_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure:
     """The three per-layer readouts, intact (grey, dashed) beside ablated: collapse, size, identity."""
     fig = make_subplots(rows=1, cols=3, subplot_titles=[t(f"real.panel.{p}") for p in PANELS],
                         horizontal_spacing=0.08)
-    layers = [layer_name(i, t) for i in range(DEPTH + 1)]
+    layers = list(range(DEPTH + 1))
     for col, panel in enumerate(PANELS, start=1):
         for name, run, colour, dash in shown_runs(c):
             fig.add_trace(go.Scatter(x=layers, y=[float(v) for v in getattr(getattr(c, run), panel)],
@@ -98,6 +98,7 @@ def layers_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure:
                                      name=t(name), legendgroup=name, showlegend=col == 1,
                                      line={"color": colour, "dash": dash, "width": 4 if projector else 2.5}),
                           row=1, col=col)
+    fig.update_xaxes(title_text=t("real.axis.block"), tickvals=layers)
     fig.update_yaxes(range=[-0.05, 1.05], row=1, col=1)
     fig.update_yaxes(type="log", exponentformat="power", row=1, col=2)
     fig.update_yaxes(range=[-1.05, 1.05], row=1, col=3)
@@ -118,17 +119,25 @@ def meaning_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure
         fig.add_trace(go.Bar(y=labels, x=list(values), name=t(name), orientation="h", marker_color=colour,
                              text=[f"{v:.3f}" for v in values], textposition="outside"))
     fig.update_xaxes(range=[-1.1, 1.25], title_text=t("real.axis.similarity"))
+    fig.update_yaxes(autorange="reversed")
     fig.update_layout(title={"text": t("real.meaning_title")}, barmode="group", height=300 if projector else 260,
                       template="plotly_white", font={"size": 18 if projector else 13},
                       margin={"l": 20, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.35})
     return ink(fig)
 
 
+PROJECTION_COLUMNS = 4  # seven panels on two rows, the legend in the eighth place
+
+
+def _panel(layer: int) -> dict:
+    return {"row": layer // PROJECTION_COLUMNS + 1, "col": layer % PROJECTION_COLUMNS + 1}
+
+
 def projection_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure:
     """Each layer's unit-length tokens on two axes fitted on the intact model at that layer, the
     same axes for every ablation and a fixed range: tokens that merge land on one point."""
-    fig = make_subplots(rows=1, cols=DEPTH + 1, subplot_titles=[layer_name(i, t) for i in range(DEPTH + 1)],
-                        horizontal_spacing=0.015)
+    fig = make_subplots(rows=2, cols=PROJECTION_COLUMNS, subplot_titles=[layer_name(i, t) for i in range(DEPTH + 1)],
+                        horizontal_spacing=0.03, vertical_spacing=0.08)
     words = [plotly_text(token) for token in c.tokens]
     for layer in range(DEPTH + 1):
         for name, run, colour, _ in shown_runs(c):
@@ -136,17 +145,20 @@ def projection_figure(c: Comparison, t: Text, projector: bool = False) -> go.Fig
             fig.add_trace(go.Scatter(x=points[layer, :, 0], y=points[layer, :, 1], mode="markers", text=words,
                                      hovertemplate="%{text}<extra></extra>", name=t(name), legendgroup=name,
                                      showlegend=layer == 0,
-                                     marker={"color": colour, "size": 9 if projector else 6,
+                                     marker={"color": colour, "size": 10 if projector else 7,
                                              "opacity": 0.5 if run == "intact" else 0.9}),
-                          row=1, col=layer + 1)
+                          **_panel(layer))
     fig.update_xaxes(range=[-1.05, 1.05], showticklabels=False, zeroline=True)
     fig.update_yaxes(range=[-1.05, 1.05], showticklabels=False, zeroline=True)
+    fig.update_xaxes(visible=False, **_panel(DEPTH + 1))  # the eighth place holds the legend
+    fig.update_yaxes(visible=False, **_panel(DEPTH + 1))
     for layer in range(DEPTH + 1):
-        fig.update_yaxes(scaleanchor=f"x{layer + 1 if layer else ''}", row=1, col=layer + 1)
-    fig.update_annotations(font_size=18 if projector else 12)
-    fig.update_layout(title={"text": t("real.projection_title")}, height=330 if projector else 270,
+        fig.update_yaxes(scaleanchor=f"x{layer + 1 if layer else ''}", **_panel(layer))
+    fig.update_annotations(font_size=18 if projector else 13)
+    fig.update_layout(title={"text": t("real.projection_title")}, height=680 if projector else 600,
                       template="plotly_white", font={"size": 16 if projector else 12},
-                      margin={"l": 10, "r": 10, "t": 80, "b": 10}, legend={"orientation": "h", "y": -0.05})
+                      margin={"l": 10, "r": 10, "t": 80, "b": 10},
+                      legend={"orientation": "v", "x": 0.78, "y": 0.25, "xanchor": "left"})
     return ink(fig)
 
 
@@ -156,7 +168,7 @@ COLUMNS = ("pairwise_cosine", "rms", "cosine_to_input")
 def layer_rows(c: Comparison, t: Text) -> list[dict]:
     """The numbers behind the figures, one row per layer (intact · ablated)."""
     return [{t("real.column.layer"): layer_name(i, t),
-             **{t(f"real.panel.{p}"): f"{getattr(c.intact, p)[i]:.3f} · {readable(getattr(c.ablated, p)[i])}"
+             **{t(f"real.panel.{p}"): f"{readable(getattr(c.intact, p)[i])} · {readable(getattr(c.ablated, p)[i])}"
                 for p in COLUMNS}}
             for i in range(DEPTH + 1)]
 
