@@ -117,14 +117,17 @@ class Comparison:
     ablated_points: np.ndarray
 
 
-def compare(model: TrainedModel, sentence: str, ablation: Ablation) -> Comparison:
-    """Everything :class:`Comparison` holds: at most eight forward passes (three when nothing is off)."""
-    runs = {}
+def compare(model: TrainedModel, sentence: str, ablation: Ablation, run=None) -> Comparison:
+    """Everything :class:`Comparison` holds: at most eight forward passes (three when nothing is off).
+    ``run(text, config)`` gives a sentence's :class:`LayerReadouts`; by default each is computed here
+    once (a page passes a cache shared between views: the intact runs are the same for every ablation)."""
+    if run is None:
+        runs = {}
 
-    def run(text: str, cfg) -> LayerReadouts:
-        if (text, cfg) not in runs:
-            runs[text, cfg] = layer_readouts(model.stream(text, cfg))
-        return runs[text, cfg]
+        def run(text: str, cfg) -> LayerReadouts:
+            if (text, cfg) not in runs:
+                runs[text, cfg] = layer_readouts(model.stream(text, cfg))
+            return runs[text, cfg]
 
     def meaning_test(cfg) -> tuple[float, float]:
         anchor = run(INCIDENT, cfg).embedding

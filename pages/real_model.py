@@ -6,10 +6,10 @@ import streamlit as st
 from blockstab.ablations import INCIDENT, PARAPHRASE, UNRELATED
 from blockstab.pretrained import ModelUnavailable
 from ui.examples import literal, markdown_text
-from ui.real_views import comparison_csv, layer_rows, layers_figure, meaning_figure, projection_figure, verdict_text
+from ui.real_views import comparison_csv, layer_rows, verdict_text
 from ui.text import Text
 from ui.views.tables import markdown_table
-from ui.widgets import language, real_comparison, real_controls, trained_model
+from ui.widgets import language, real_comparison, real_controls, real_figures, trained_model
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)
@@ -25,13 +25,14 @@ if isinstance(model, ModelUnavailable):
 
 sentence, ablation = real_controls(t)
 comparison = real_comparison(sentence, ablation)
+layers, meaning, projection = real_figures(sentence, ablation, t.lang, projector)
 st.info(verdict_text(comparison, t), icon=":material/insights:")
-st.plotly_chart(layers_figure(comparison, t, projector), key="real_layers")
+st.plotly_chart(layers, key="real_layers")
 st.caption(t("real.tokens", count=len(comparison.tokens)) + " " + markdown_text(" ".join(comparison.tokens)))
-st.plotly_chart(meaning_figure(comparison, t, projector), key="real_meaning")
+st.plotly_chart(meaning, key="real_meaning")
 st.caption(t("real.meaning_note", incident=markdown_text(INCIDENT), paraphrase=markdown_text(PARAPHRASE),
              unrelated=markdown_text(UNRELATED)))
-st.plotly_chart(projection_figure(comparison, t, projector), key="real_projection")
+st.plotly_chart(projection, key="real_projection")
 st.caption(t("real.projection_note"))
 st.caption(t("real.norm_off_note"))
 st.caption(t("real.out_of_distribution"))

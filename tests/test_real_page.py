@@ -7,13 +7,13 @@ import functools
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_pages import APP, charts, says, tables, url_warnings
+from test_pages import APP, charts, same_data, says, tables, url_warnings
 
 from blockstab import pretrained
 from blockstab.ablations import INCIDENT, Ablation, compare
 from blockstab.pretrained import MAX_CHARS, load_model, sentence_problem
 from ui import widgets
-from ui.real_views import findings
+from ui.real_views import findings, layers_figure, meaning_figure, projection_figure
 from ui.text import LANGUAGES, Text
 
 REAL = "pages/real_model.py"
@@ -49,7 +49,11 @@ def test_default_page_in_both_languages(model, lang):
     t = Text(lang)
     assert at.title[0].value == t("real.title")
     assert verdict(at) == expected_verdict(model, Ablation(), lang)
-    assert set(charts(at)) == {"real_layers", "real_meaning", "real_projection"}
+    drawn, c = charts(at), compare(model, INCIDENT, Ablation())
+    for key, figure in (("real_layers", layers_figure), ("real_projection", projection_figure)):
+        assert same_data(drawn[key], figure(c, t)), key
+    bars = [list(trace["x"]) for trace in drawn["real_meaning"]["data"]]
+    assert bars == [list(trace.x) for trace in meaning_figure(c, t).data]
     assert len(tables(at)[0]) == 7
     captions = [c.value for c in at.caption]
     assert t("real.out_of_distribution") in captions and t("real.norm_off_note") in captions

@@ -24,6 +24,7 @@ from ui.real_views import (
     comparison_csv,
     findings,
     layers_figure,
+    panel_centre,
     projection_figure,
 )
 from ui.text import Text
@@ -145,14 +146,20 @@ def test_the_layers_figure_draws_the_readouts(runs):
     assert len(layers_figure(runs[Ablation()], t).data) == 3  # intact only when nothing is off
 
 
-def test_projection_figure_has_fixed_axes_and_escaped_tokens(model):
+def test_projection_figure_has_fixed_axes_and_escaped_tokens(model, runs):
     c = compare(model, "<b>deploy</b> failed", Ablation(norm="all"))
     fig = projection_figure(c, Text("zh"))
-    spec = json.loads(fig.to_json())["layout"]
-    ranges = [spec[k]["range"] for k in spec if k.startswith(("xaxis", "yaxis"))]
-    assert len(ranges) >= 2 * (DEPTH + 1) and all(r == [-1.05, 1.05] for r in ranges)
-    words = {w for trace in fig.data for w in trace.text}
-    assert "&lt;" in words and "<" not in words
+    layout = json.loads(fig.to_json())["layout"]
+    other = json.loads(projection_figure(runs[Ablation()], Text("en")).to_json())["layout"]
+    assert [layout[a]["range"] for a in ("xaxis", "yaxis")] == [other[a]["range"] for a in ("xaxis", "yaxis")]
+    assert layout["shapes"] == other["shapes"]  # the same squares, whatever the sentence and switches
+    centres = np.repeat([panel_centre(layer) for layer in range(DEPTH + 1)], len(c.tokens), axis=0)
+    for trace, points in zip(fig.data, (c.intact_points, c.ablated_points), strict=True):
+        drawn = np.column_stack([trace.x, trace.y]) - centres
+        np.testing.assert_allclose(drawn, points.reshape(-1, 2))
+        assert np.abs(drawn).max() <= 1 + 1e-12
+    words = {w.split(" · ")[0] for trace in fig.data for w in trace.text}
+    assert "&lt;" in words and not any("<" in w for w in words)
 
 
 def test_csv_holds_every_number(runs):

@@ -91,17 +91,17 @@ def layers_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure:
     fig = make_subplots(rows=1, cols=3, subplot_titles=[t(f"real.panel.{p}") for p in PANELS],
                         horizontal_spacing=0.08)
     layers = list(range(DEPTH + 1))
+    traces, cols = [], []
     for col, panel in enumerate(PANELS, start=1):
         for name, run, colour, dash in shown_runs(c):
-            fig.add_trace(go.Scatter(x=layers, y=[float(v) for v in getattr(getattr(c, run), panel)],
-                                     mode="lines+markers",
-                                     name=t(name), legendgroup=name, showlegend=col == 1,
-                                     line={"color": colour, "dash": dash, "width": 4 if projector else 2.5}),
-                          row=1, col=col)
-    fig.update_xaxes(title_text=t("real.axis.block"), tickvals=layers)
-    fig.update_yaxes(range=[-0.05, 1.05], row=1, col=1)
-    fig.update_yaxes(type="log", exponentformat="power", row=1, col=2)
-    fig.update_yaxes(range=[-1.05, 1.05], row=1, col=3)
+            traces.append(go.Scatter(x=layers, y=[float(v) for v in getattr(getattr(c, run), panel)],
+                                     mode="lines+markers", name=t(name), legendgroup=name, showlegend=col == 1,
+                                     line={"color": colour, "dash": dash, "width": 4 if projector else 2.5}))
+            cols.append(col)
+    fig.add_traces(traces, rows=[1] * len(traces), cols=cols)
+    axis = {"title_text": t("real.axis.block"), "tickvals": layers}
+    fig.update_layout(xaxis=axis, xaxis2=axis, xaxis3=axis, yaxis={"range": [-0.05, 1.05]},
+                      yaxis2={"type": "log", "exponentformat": "power"}, yaxis3={"range": [-1.05, 1.05]})
     fig.update_annotations(font_size=20 if projector else 14)
     fig.update_layout(height=460 if projector else 380, template="plotly_white",
                       font={"size": 18 if projector else 13}, margin={"l": 50, "r": 20, "t": 90, "b": 40},
@@ -127,38 +127,46 @@ def meaning_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure
 
 
 PROJECTION_COLUMNS = 4  # seven panels on two rows, the legend in the eighth place
+PANEL_STEP = 2.4  # panel centres apart, in the units of the unit disk each panel shows (radius 1.05)
+HALF = 1.05
 
 
-def _panel(layer: int) -> dict:
-    return {"row": layer // PROJECTION_COLUMNS + 1, "col": layer % PROJECTION_COLUMNS + 1}
+def panel_centre(layer: int) -> tuple[float, float]:
+    """Where layer ``layer``'s panel sits in the figure's one pair of axes."""
+    row, col = divmod(layer, PROJECTION_COLUMNS)
+    return col * PANEL_STEP, -row * PANEL_STEP
 
 
 def projection_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure:
     """Each layer's unit-length tokens on two axes fitted on the intact model at that layer, the
-    same axes for every ablation and a fixed range: tokens that merge land on one point."""
-    fig = make_subplots(rows=2, cols=PROJECTION_COLUMNS, subplot_titles=[layer_name(i, t) for i in range(DEPTH + 1)],
-                        horizontal_spacing=0.03, vertical_spacing=0.08)
-    words = [plotly_text(token) for token in c.tokens]
-    for layer in range(DEPTH + 1):
-        for name, run, colour, _ in shown_runs(c):
-            points = getattr(c, f"{run}_points")
-            fig.add_trace(go.Scatter(x=points[layer, :, 0], y=points[layer, :, 1], mode="markers", text=words,
-                                     hovertemplate="%{text}<extra></extra>", name=t(name), legendgroup=name,
-                                     showlegend=layer == 0,
-                                     marker={"color": colour, "size": 10 if projector else 7,
-                                             "opacity": 0.5 if run == "intact" else 0.9}),
-                          **_panel(layer))
-    fig.update_xaxes(range=[-1.05, 1.05], showticklabels=False, zeroline=True)
-    fig.update_yaxes(range=[-1.05, 1.05], showticklabels=False, zeroline=True)
-    fig.update_xaxes(visible=False, **_panel(DEPTH + 1))  # the eighth place holds the legend
-    fig.update_yaxes(visible=False, **_panel(DEPTH + 1))
-    for layer in range(DEPTH + 1):
-        fig.update_yaxes(scaleanchor=f"x{layer + 1 if layer else ''}", **_panel(layer))
-    fig.update_annotations(font_size=18 if projector else 13)
-    fig.update_layout(title={"text": t("real.projection_title")}, height=680 if projector else 600,
-                      template="plotly_white", font={"size": 16 if projector else 12},
-                      margin={"l": 10, "r": 10, "t": 80, "b": 10},
-                      legend={"orientation": "v", "x": 0.78, "y": 0.25, "xanchor": "left"})
+    same axes for every ablation: seven fixed squares side by side on one pair of equal axes (so
+    nothing rescales), and tokens that merge land on one point."""
+    layers = range(DEPTH + 1)
+    centres = np.array([panel_centre(layer) for layer in layers])
+    words = [f"{plotly_text(token)} · {layer_name(layer, t)}" for layer in layers for token in c.tokens]
+    fig = go.Figure()
+    for name, run, colour, _ in shown_runs(c):
+        points = (getattr(c, f"{run}_points") + centres[:, None, :]).reshape(-1, 2)
+        fig.add_trace(go.Scatter(x=points[:, 0], y=points[:, 1], mode="markers", text=words, name=t(name),
+                                 hovertemplate="%{text}<extra></extra>",
+                                 marker={"color": colour, "size": 10 if projector else 7,
+                                         "opacity": 0.5 if run == "intact" else 0.9}))
+    frame = {"line": {"color": "#BBBBBB", "width": 1}, "layer": "below"}
+    shapes = [shape for x, y in centres for shape in (
+        {"type": "rect", "x0": x - HALF, "x1": x + HALF, "y0": y - HALF, "y1": y + HALF, **frame},
+        {"type": "line", "x0": x - HALF, "x1": x + HALF, "y0": y, "y1": y, **frame},
+        {"type": "line", "x0": x, "x1": x, "y0": y - HALF, "y1": y + HALF, **frame})]
+    titles = [{"x": x, "y": y + HALF, "text": layer_name(layer, t), "showarrow": False, "yanchor": "bottom",
+               "font": {"size": 18 if projector else 13}} for layer, (x, y) in zip(layers, centres, strict=True)]
+    hidden = {"visible": False, "fixedrange": True}
+    right, bottom = (PROJECTION_COLUMNS - 1) * PANEL_STEP + HALF, -PANEL_STEP - HALF
+    fig.update_layout(
+        title={"text": t("real.projection_title")}, height=680 if projector else 600, template="plotly_white",
+        font={"size": 16 if projector else 12}, margin={"l": 10, "r": 10, "t": 80, "b": 10},
+        xaxis={**hidden, "range": [-HALF - 0.05, right + 0.05]},
+        yaxis={**hidden, "range": [bottom - 0.05, HALF + 0.35], "scaleanchor": "x"},
+        shapes=shapes, annotations=titles,
+        legend={"orientation": "v", "x": 0.8, "y": 0.25, "xanchor": "left"})
     return ink(fig)
 
 

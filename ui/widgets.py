@@ -15,7 +15,8 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 from streamlit.runtime.state import query_params as streamlit_query
 from threadpoolctl import threadpool_limits
 
-from blockstab.ablations import Ablation, Comparison, compare
+from blockstab.ablations import Ablation, Comparison, LayerReadouts, compare, layer_readouts
+from blockstab.block import StackConfig
 from blockstab.lab import MAX_SECONDS
 from blockstab.pretrained import MAX_CHARS, ModelUnavailable, TrainedModel, load_model, sentence_problem
 from blockstab.scenario import LESSON, Scenario, decode, encode
@@ -32,6 +33,7 @@ from .controls import (
     explorer_query,
 )
 from .examples import literal, markdown_text, problems_text, side_option
+from .real_views import layers_figure, meaning_figure, projection_figure
 from .shared_runs import Replaced, SharedRuns, Waiting
 from .text import LANGUAGES, Text, language_for_locale
 from .views import FIGURES, explore, figure_state
@@ -293,9 +295,22 @@ def trained_model() -> TrainedModel | ModelUnavailable:
         return unavailable
 
 
+# At most ~1.3 MB a sentence run (200 characters, 7 layers of 384 float64 per token): bounded caches.
 @st.cache_resource(max_entries=64, show_spinner=False)
+def _sentence_run(text: str, cfg: StackConfig) -> LayerReadouts:
+    return layer_readouts(trained_model().stream(text, cfg))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
 def real_comparison(sentence: str, ablation: Ablation) -> Comparison:
-    return compare(trained_model(), sentence, ablation)
+    return compare(trained_model(), sentence, ablation, _sentence_run)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def real_figures(sentence: str, ablation: Ablation, lang: str, projector: bool) -> tuple:
+    """The page's three figures, built once for a class (Plotly's validation costs more than the model)."""
+    c, t = real_comparison(sentence, ablation), Text(lang)
+    return layers_figure(c, t, projector), meaning_figure(c, t, projector), projection_figure(c, t, projector)
 
 
 def real_controls(t: Text) -> tuple[str, Ablation]:
