@@ -11,7 +11,7 @@ model still find :data:`INCIDENT` closer to its paraphrase than to an unrelated 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -44,6 +44,14 @@ class Ablation:
     def blocks(self, scope: str) -> frozenset[int]:
         """The 0-based blocks a scope switches off."""
         return {"on": frozenset(), "all": frozenset(range(DEPTH)), "one": frozenset({self.layer - 1})}[scope]
+
+    @property
+    def canonical(self) -> Ablation:
+        """The same switches with what they ignore at its default (the block, unless a scope is
+        "one"; the meaning of "LayerNorm off", while it is on): one view, one cache entry."""
+        one = "one" in (self.residual, self.norm)
+        return replace(self, layer=self.layer if one else 1,
+                       norm_off=self.norm_off if self.norm != "on" else "identity")
 
     @property
     def intact(self) -> bool:

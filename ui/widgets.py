@@ -295,18 +295,19 @@ def trained_model() -> TrainedModel | ModelUnavailable:
         return unavailable
 
 
-# At most ~1.3 MB a sentence run (200 characters, 7 layers of 384 float64 per token): bounded caches.
-@st.cache_resource(max_entries=64, show_spinner=False)
+# A sentence run keeps 7 layers of 384 float64 per token: 0.37 MB for the default sentence, at most
+# ~1.3 MB (200 characters). A sentence has about 60 views and 120 runs; the caches hold one's.
+@st.cache_resource(max_entries=160, show_spinner=False)
 def _sentence_run(text: str, cfg: StackConfig) -> LayerReadouts:
     return layer_readouts(trained_model().stream(text, cfg))
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=96, show_spinner=False)
 def real_comparison(sentence: str, ablation: Ablation) -> Comparison:
     return compare(trained_model(), sentence, ablation, _sentence_run)
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=96, show_spinner=False)
 def real_figures(sentence: str, ablation: Ablation, lang: str, projector: bool) -> tuple:
     """The page's three figures, built once for a class (Plotly's validation costs more than the model)."""
     c, t = real_comparison(sentence, ablation), Text(lang)
@@ -330,7 +331,7 @@ def real_controls(t: Text) -> tuple[str, Ablation]:
         with column:
             values[control.key] = render_control(control, t)
     ablation = Ablation(residual=values["real_residual"], norm=values["real_norm"], layer=values["real_layer"],
-                        norm_off=values["real_norm_off"])
+                        norm_off=values["real_norm_off"]).canonical
     return st.session_state.get("real_sentence", text.default), ablation
 
 
