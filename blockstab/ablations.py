@@ -12,7 +12,6 @@ model still find :data:`INCIDENT` closer to its paraphrase than to an unrelated 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property
 
 import numpy as np
 
@@ -30,6 +29,9 @@ UNRELATED = "My grandmother grows tomatoes in her garden every summer."
 
 @dataclass(frozen=True)
 class Ablation:
+    """Which stabilisers are off: each ``on``, off in ``all`` blocks or in ``one`` (block ``layer``);
+    ``norm_off`` names what a LayerNorm switched off leaves (:data:`NORM_OFF`)."""
+
     residual: str = "on"
     norm: str = "on"
     layer: int = 1  # the block (1 to 6) a scope of "one" switches
@@ -57,7 +59,7 @@ class Ablation:
     def intact(self) -> bool:
         return self.residual == "on" and self.norm == "on"
 
-    @cached_property
+    @property
     def config(self):
         return intact_config(residual_off=self.blocks(self.residual), norm_off=self.blocks(self.norm),
                              norm_off_kind=NORM_OFF[self.norm_off])
