@@ -109,8 +109,8 @@ LAB_CONTROLS = (
 # that block, and what "LayerNorm off" leaves (the identity, or its gain and bias).
 REAL_CONTROLS = (
     Control("real_text", "text", INCIDENT),
-    Control("real_residual", "choice", "on", SCOPES, primary=True),
-    Control("real_norm", "choice", "on", SCOPES, primary=True),
+    Control("real_residual", "choice", "on", SCOPES),
+    Control("real_norm", "choice", "on", SCOPES),
     Control("real_layer", "int", 1, low=1, high=DEPTH),
     Control("real_norm_off", "choice", "identity", tuple(NORM_OFF)),
 )
