@@ -34,6 +34,7 @@ pages = [
     st.Page("pages/norm_geometry.py", title=t("page.geometry"), icon=":material/change_history:", url_path="geometry"),
     st.Page("pages/scenario_editor.py", title=t("page.editor"), icon=":material/edit_note:", url_path="scenario"),
     st.Page("pages/depth_lab.py", title=t("page.lab"), icon=":material/stacked_line_chart:", url_path="lab"),
+    st.Page("pages/real_model.py", title=t("page.real"), icon=":material/psychology:", url_path="real"),
     st.Page("pages/teachers.py", title=t("page.teachers"), icon=":material/school:", url_path="teach"),
 ]
 st.navigation(pages, position="sidebar").run()

@@ -189,6 +189,8 @@ class ProtocolSession:
                 if isinstance(value, bool):
                     state.bool_value = value
                     text = "true" if value else "false"
+                elif isinstance(value, str):  # a radio's option, named by its shown label
+                    state.string_value = text = value
                 else:
                     del state.double_array_value.data[:]
                     state.double_array_value.data.append(float(value))

@@ -11,7 +11,9 @@ Pre-LN (Xiong et al. 2020; norm -> sublayer -> add, one final norm after the sta
     y = s*h + a*FFN(Norm(h))
 
 ``s`` is the skip scale and ``a`` the branch scale (:class:`StackConfig`); switching the
-residual off drops the ``s*x`` term, switching normalization off makes ``Norm`` the identity. An attention-only stack
+residual off drops the ``s*x`` term, switching normalization off makes ``Norm`` the identity
+(or, for ablating a trained model, keeps only its gain and bias). Either switch can also be
+thrown in chosen blocks only (:meth:`StackConfig.at_block`). An attention-only stack
 (``feed_forward=False``, the "pure attention" network of Dong et al. 2021) leaves out the whole
 feed-forward sub-block: ``y = h``.
 """
@@ -19,12 +21,13 @@ feed-forward sub-block: ``y = h``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 
 from .sublayers import (
+    ABLATED_NORM,
     NORM_KINDS,
     AttentionParams,
     FeedForwardParams,
@@ -74,6 +77,8 @@ class StackConfig:
     whose beta = (8L)^(-1/4) scales the initial weights, see :func:`deepnorm_beta`).
     ``eps`` is added to the variance inside the square root of every normalization.
     ``feed_forward=False`` leaves out each block's feed-forward sub-block (add and norm included).
+    ``residual_off`` and ``norm_off`` name blocks (0-based) whose residual is dropped or whose
+    norms become ``norm_off_kind``: ``none`` (the identity) or ``affine`` (gain and bias kept).
     """
 
     depth: int = 1
@@ -84,6 +89,9 @@ class StackConfig:
     causal: bool = False
     eps: float = 1e-5
     feed_forward: bool = True
+    residual_off: frozenset[int] = frozenset()
+    norm_off: frozenset[int] = frozenset()
+    norm_off_kind: str = "none"
 
     def __post_init__(self):
         whole = isinstance(self.depth, int | np.integer) and not isinstance(self.depth, bool)
@@ -92,7 +100,8 @@ class StackConfig:
         if not all(isinstance(flag, bool | np.bool_) for flag in (self.residual, self.causal, self.feed_forward)):
             raise ValueError("residual, causal and feed_forward must be True or False")
         for value, allowed in (
-            (self.norm, NORM_KINDS),
+            (self.norm, (*NORM_KINDS, ABLATED_NORM)),
+            (self.norm_off_kind, ("none", ABLATED_NORM)),
             (self.placement, PLACEMENTS),
             (self.residual_scale, RESIDUAL_SCALES),
         ):
@@ -100,6 +109,17 @@ class StackConfig:
                 raise ValueError(f"{value!r} is not one of {allowed}")
         if not (isinstance(self.eps, float | int) and np.isfinite(self.eps) and self.eps > 0):
             raise ValueError(f"eps must be positive, got {self.eps!r}")
+        for blocks in (self.residual_off, self.norm_off):
+            if not (isinstance(blocks, frozenset) and blocks <= frozenset(range(self.depth))):
+                raise ValueError(f"switched blocks must be a frozenset of indices below {self.depth}")
+
+    def at_block(self, index: int) -> StackConfig:
+        """The wiring of block ``index``: this config, its residual or norm switched off there if named."""
+        if index not in self.residual_off and index not in self.norm_off:
+            return self
+        return replace(self, residual=self.residual and index not in self.residual_off,
+                       norm=self.norm_off_kind if index in self.norm_off else self.norm,
+                       residual_off=frozenset(), norm_off=frozenset())
 
     @cached_property
     def skip_scale(self) -> float:
@@ -230,7 +250,7 @@ def run_stack(x: np.ndarray, params: StackParams, cfg: StackConfig) -> Trace:
     weights = np.empty((cfg.depth, x.shape[0], heads, x.shape[1], x.shape[1]))
     with np.errstate(over="ignore", invalid="ignore"):
         for i in range(cfg.depth):
-            stages, weights[i] = block(x, params.block(i), cfg)
+            stages, weights[i] = block(x, params.block(i), cfg.at_block(i))
             values[i] = stages
             x = stages[-1]
         output = normalize(x, params.final_norm, cfg.norm, cfg.eps) if cfg.placement == "pre" else x
@@ -251,7 +271,7 @@ def run_stream(
     stream[0] = x
     with np.errstate(over="ignore", invalid="ignore"):
         for i in range(cfg.depth):
-            stages, _ = block(stream[i], params.block(i), cfg)
+            stages, _ = block(stream[i], params.block(i), cfg.at_block(i))
             stream[i + 1] = stages[-1]
             if progress is not None:
                 progress((i + 1) / cfg.depth)

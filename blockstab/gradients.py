@@ -119,6 +119,8 @@ def attention_backward(x: np.ndarray, p: AttentionParams, causal: bool, grad_out
     Softmax rows: ``dL/dS = A * (dL/dA - sum_j A_j dL/dA_j)``; masked entries have ``A = 0``
     and so get no gradient.
     """
+    if p.has_biases:
+        raise NotImplementedError("attention biases (a trained model's) have no backward pass here")
     weights = attention_weights(x, p, causal)
     q = split_heads(x @ p.w_query, p.heads)
     k = split_heads(x @ p.w_key, p.heads)
@@ -287,7 +289,7 @@ def backward_steps(stream: np.ndarray, params: StackParams, cfg: StackConfig, gr
     yield cfg.depth, grad, final_norm
     for i in reversed(range(cfg.depth)):
         with np.errstate(over="ignore", invalid="ignore"):
-            grad, block = block_backward(stream[i], params.block(i), cfg, grad)
+            grad, block = block_backward(stream[i], params.block(i), cfg.at_block(i), grad)
         yield i, grad, block
 
 

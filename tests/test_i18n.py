@@ -14,10 +14,11 @@ from blockstab.lesson import SCENARIOS, token_names
 from blockstab.papers import CLAIMS, WITH_FIGURE
 from blockstab.scenario import PRESETS as EXAMPLES
 from blockstab.scenario import ROLES, Problem
-from ui.controls import APP_CONTROLS, CONTROLS, LAB_CONTROLS
+from ui.controls import APP_CONTROLS, CONTROLS, LAB_CONTROLS, REAL_CONTROLS
 from ui.examples import EXAMPLE_NAMES
 from ui.lab_views import PANELS, VARIANT_PARTS
 from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
+from ui.real_views import PANELS as REAL_PANELS
 from ui.text import LANGUAGES, Text, catalog
 from ui.views.tables import THREE_STAGES
 
@@ -36,7 +37,8 @@ PROBLEM_CODES = {"more"} | {
 # Every key family the source builds at run time (f-strings and "prefix." + name), enumerated from
 # the tables that drive it. A new family in the source fails test_every_dynamic_key_family_is_known.
 FAMILIES = {
-    "option.*.*": {f"option.{c.key}.{o}" for c in (*CONTROLS, *LAB_CONTROLS) if c.kind == "choice" for o in c.options},
+    "option.*.*": {f"option.{c.key}.{o}" for c in (*CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS) if c.kind == "choice"
+                   for o in c.options},
     "stage.*": {f"stage.{s}" for stages in STAGES.values() for s in stages},
     "stage.*.no_residual": {"stage.attention_residual.no_residual", "stage.ffn_residual.no_residual"},
     "stage.*.off": {"stage.attention_norm.off", "stage.ffn_norm.off"},
@@ -50,8 +52,8 @@ FAMILIES = {
     "role.*": {f"role.{r}" for r in ROLES},
     "column.*": {f"column.{c}" for c in ("label", "x", "y", "role", "row")},
     "problem.*": {f"problem.{code}" for code in PROBLEM_CODES},
-    "control.*": {f"control.{c.key}" for c in (*CONTROLS, *APP_CONTROLS, *LAB_CONTROLS)},
-    "help.*": {f"help.{c.key}" for c in (*CONTROLS, *LAB_CONTROLS)},
+    "control.*": {f"control.{c.key}" for c in (*CONTROLS, *APP_CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS)},
+    "help.*": {f"help.{c.key}" for c in (*CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS)},
     "lang.*": {f"lang.{code}" for code in LANGUAGES},
     # The lesson pages: keys derived from the ids in ui/lessons.py and ui/views/tables.py.
     "tour.*.title": {f"tour.{s.id}.title" for s in TOUR},
@@ -80,6 +82,10 @@ FAMILIES = {
     "paper.*.finding.*.ours": {f"paper.{p}.finding.{c}.ours" for p, cs in CLAIMS.items() for c in cs},
     "paper.*.figure_note": {f"paper.{p}.figure_note" for p in WITH_FIGURE},
     "paper.*.definition": {f"paper.{p}.definition" for p in WITH_FIGURE},
+    # The Real model page: why the model is unavailable, why a sentence is refused, its panels.
+    "real.unavailable.*": {"real.unavailable.missing", "real.unavailable.checksum"},
+    "real.problem.*": {"real.problem.empty", "real.problem.long", "real.problem.character"},
+    "real.panel.*": {f"real.panel.{p}" for p in REAL_PANELS},
 }
 # Keys computed by a method rather than spelled in the call: t(question.choice_key(choice)).
 COMPUTED = {q.choice_key(c) for q in QUESTIONS for c in q.choices}
@@ -185,6 +191,7 @@ VARIABLE_SITES = {
     "pages/exercises.py": {"ex.right", "ex.wrong"},
     "pages/depth_lab.py": {"lab.note.heads", "lab.note.budget"},
     "ui/lab_views.py": {"lab.reading.post_ln_deep", "lab.reading.pre_ln_grows"},
+    "ui/real_views.py": {k for k in EN if k.startswith("real.verdict.")} | {"real.intact", "real.ablated"},
 }
 
 

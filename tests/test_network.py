@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tomllib
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -84,7 +85,9 @@ TAMPERED = encode(localized(PRESETS["triage"], Text("en")))[:-9] + "%%"
 QUERIES = [("", "lang=en"), ("", "lang=zh&sc=triage&depth=5"), ("", f"lang=en&sc={TAMPERED}&residual=banana"),
            ("", "lang=en&sc=" + "x" * 7000), ("scenario", "lang=en"), ("scenario", "lang=zh&sc=support"),
            ("walk", "lang=en&sc=support&step=6"), ("case", "lang=en&sc=triage"), ("teach", "lang=en"),
-           ("lab", "lang=en&lab_show=geometry"), ("lab", "lang=zh&lab_depth=4&lab_width=7")]
+           ("lab", "lang=en&lab_show=geometry"), ("lab", "lang=zh&lab_depth=4&lab_width=7"),
+           ("real", "lang=en&real_residual=all"),
+           ("real", "lang=zh&real_norm=one&real_layer=3&real_text=" + urllib.parse.quote("回滚 🚀 [x](http://a.invalid)"))]
 
 
 async def _visit(port: int) -> list[int]:

@@ -8,6 +8,7 @@ import csv
 import io
 import re
 import string
+import unicodedata
 
 import numpy as np
 import plotly.io as pio
@@ -359,6 +360,8 @@ def _example(control) -> str:
         return "triage"
     if control.kind == "steps":
         return str(control.options[-1])
+    if control.kind == "text":
+        return "回滚 🚀 deploy"
     raise AssertionError(f"a new kind of control, {control.kind!r}: add it to _example and _oracle")
 
 
@@ -407,6 +410,10 @@ def _oracle(key: str, raw: str) -> bool:
         return bool(keys) and all(k in control.options for k in keys)
     if control.kind == "example":  # these strategies' strings are far shorter than any v1 payload
         return raw in ("lesson", "triage", "support")
+    if control.kind == "text":  # a sentence: not blank, at most 200 characters, nothing invisible but a ZWJ
+        return bool(raw.strip()) and len(raw) <= 200 and all(
+            ch == "\u200d" or unicodedata.category(ch)[0] not in "CZ" or unicodedata.category(ch) == "Zs"
+            for ch in raw)
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 6):  # plain digits: "1e1", "2.9", "+7", "٣" refused
         return False
     number = int(raw)
@@ -444,6 +451,8 @@ def test_check_query_never_raises_and_flags_exactly_the_invalid_pairs(query):
                 assert isinstance(parsed, Scenario)
             elif control.kind == "steps":
                 assert parsed in control.options
+            elif control.kind == "text":
+                assert parsed == value
             else:
                 assert isinstance(parsed, bool)
 

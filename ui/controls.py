@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from blockstab.ablations import INCIDENT, NORM_OFF, SCOPES
 from blockstab.block import PLACEMENTS, RESIDUAL_SCALES
 from blockstab.init import INIT_SCHEMES
 from blockstab.lab import COMPARISONS, HEAD_COUNTS, MAX_LAB_DEPTH, MAX_SEED, TOKEN_COUNTS, WIDTHS
 from blockstab.papers import PAPERS
+from blockstab.pretrained import DEPTH, sentence_problem
 from blockstab.scenario import LESSON, Scenario, decode, encode
 from blockstab.sublayers import NORM_KINDS
 
@@ -26,7 +28,7 @@ MAX_EXPLORER_DEPTH = 100
 @dataclass(frozen=True)
 class Control:
     key: str
-    kind: str  # "toggle" | "choice" | "keys" | "int" | "steps" (an int from ``options``) | "example"
+    kind: str  # "toggle" | "choice" | "keys" | "int" | "steps" (an int from ``options``) | "example" | "text"
     default: object
     options: tuple = ()
     low: int = 0
@@ -45,6 +47,8 @@ class Control:
         if self.kind == "example":
             example = decode(raw)
             return example if isinstance(example, Scenario) else None
+        if self.kind == "text":
+            return None if sentence_problem(raw) else raw
         if not INTEGER.fullmatch(raw):  # ASCII digits only: int() would take "²", "٣", "1_0", " 5"
             return None
         value = int(raw)
@@ -101,10 +105,19 @@ LAB_CONTROLS = (
     Control("lab_scale", "choice", "one", RESIDUAL_SCALES),
     Control("lab_gradients", "toggle", True),
 )
+# The Real model page's controls: the sentence, each stabiliser on, off in every block or in one,
+# that block, and what "LayerNorm off" leaves (the identity, or its gain and bias).
+REAL_CONTROLS = (
+    Control("real_text", "text", INCIDENT),
+    Control("real_residual", "choice", "on", SCOPES),
+    Control("real_norm", "choice", "on", SCOPES),
+    Control("real_layer", "int", 1, low=1, high=DEPTH),
+    Control("real_norm_off", "choice", "identity", tuple(NORM_OFF)),
+)
 # ``sc`` is the example sentence every page computes on (blockstab.scenario: a preset's id or a
 # versioned payload); absent, the lesson's sentence.
 EXAMPLE = Control("sc", "example", LESSON)
-BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS, *LAB_CONTROLS, EXAMPLE)}
+BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS, EXAMPLE)}
 
 
 def explorer_query(view: dict, **extra) -> dict[str, str]:

@@ -15,11 +15,25 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 from streamlit.runtime.state import query_params as streamlit_query
 from threadpoolctl import threadpool_limits
 
+from blockstab.ablations import Ablation, Comparison, LayerReadouts, compare, layer_readouts
+from blockstab.block import StackConfig
 from blockstab.lab import MAX_SECONDS
+from blockstab.pretrained import MAX_CHARS, ModelUnavailable, TrainedModel, load_model, sentence_problem
 from blockstab.scenario import LESSON, Scenario, decode, encode
 
-from .controls import APP_CONTROLS, BY_KEY, CONTROLS, LAB_CONTROLS, Control, ExplorerState, check_query, explorer_query
+from .controls import (
+    APP_CONTROLS,
+    BY_KEY,
+    CONTROLS,
+    LAB_CONTROLS,
+    REAL_CONTROLS,
+    Control,
+    ExplorerState,
+    check_query,
+    explorer_query,
+)
 from .examples import literal, markdown_text, problems_text, side_option
+from .real_views import layers_figure, meaning_figure, projection_figure
 from .shared_runs import Replaced, SharedRuns, Waiting
 from .text import LANGUAGES, Text, language_for_locale
 from .views import FIGURES, explore, figure_state
@@ -186,6 +200,11 @@ def render_control(control: Control, t: Text, compact: bool = False, example: Sc
     # refused, so the view would not be the one the notice names.
     if not preset:
         st.session_state[control.key] = url_value(control)
+    if control.kind == "text":  # typed text goes into the URL only when the app can use it
+        value = st.text_input(label, key=control.key, max_chars=MAX_CHARS, help=common["help"])
+        if control.parse(value) is not None:
+            _write_to_url(control, value)
+        return value
     value = st.slider(label, control.low, control.high, key=control.key, help=common["help"])
     _write_to_url(control, value)
     return value
@@ -271,6 +290,57 @@ def lab_controls(t: Text) -> dict:
     with st.sidebar:
         st.subheader(t("lab.controls"))
         return values | {c.key: render_control(c, t) for c in stack}
+
+
+@st.cache_resource(show_spinner=False)
+def trained_model() -> TrainedModel | ModelUnavailable:
+    """all-MiniLM-L6-v2, read and checked once per process (or why it cannot be used). Its runs use
+    one BLAS thread, as the Depth lab's: two threads were ten times slower on a loaded 2-core machine."""
+    threadpool_limits(limits=1, user_api="blas")
+    try:
+        return load_model()
+    except ModelUnavailable as unavailable:
+        return unavailable
+
+
+# A sentence run keeps 7 layers of 384 float64 per token: 0.37 MB for the default sentence, at most
+# ~1.3 MB (200 characters). A sentence has about 60 views and 120 runs; the caches hold one's.
+@st.cache_resource(max_entries=160, show_spinner=False)
+def _sentence_run(text: str, cfg: StackConfig) -> LayerReadouts:
+    return layer_readouts(trained_model().stream(text, cfg))
+
+
+@st.cache_resource(max_entries=96, show_spinner=False)
+def real_comparison(sentence: str, ablation: Ablation) -> Comparison:
+    return compare(trained_model(), sentence, ablation, _sentence_run)
+
+
+@st.cache_resource(max_entries=96, show_spinner=False)
+def real_figures(sentence: str, ablation: Ablation, lang: str, projector: bool) -> tuple:
+    """The page's three figures, built once for a class (Plotly's validation costs more than the model)."""
+    c, t = real_comparison(sentence, ablation), Text(lang)
+    return layers_figure(c, t, projector), meaning_figure(c, t, projector), projection_figure(c, t, projector)
+
+
+def real_controls(t: Text) -> tuple[str, Ablation]:
+    """Render the Real model page's controls (the sentence box, then the switches in a row) and
+    return the sentence to run and the ablation. A sentence the page cannot run is named in a
+    warning, and the last one that could (at first the default) is run instead."""
+    text, *switches = REAL_CONTROLS
+    typed = render_control(text, t)
+    problem = sentence_problem(typed)
+    if problem:
+        reason, detail = problem
+        st.warning(t(f"real.problem.{reason}", detail=detail, limit=MAX_CHARS), icon=":material/edit_off:")
+    else:
+        st.session_state["real_sentence"] = typed
+    values = {}
+    for control, column in zip(switches, st.columns([3, 3, 2, 3]), strict=True):
+        with column:
+            values[control.key] = render_control(control, t)
+    ablation = Ablation(residual=values["real_residual"], norm=values["real_norm"], layer=values["real_layer"],
+                        norm_off=values["real_norm_off"]).canonical
+    return st.session_state.get("real_sentence", text.default), ablation
 
 
 class OverTime(Exception):

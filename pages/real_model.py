@@ -1,0 +1,42 @@
+"""Real model: switch the residual connections or the LayerNorms off inside a trained Transformer
+(all-MiniLM-L6-v2) and watch its tokens and its meaning."""
+
+import streamlit as st
+
+from blockstab.ablations import INCIDENT, PARAPHRASE, UNRELATED
+from blockstab.pretrained import ModelUnavailable
+from ui.examples import literal, markdown_text
+from ui.real_views import comparison_csv, layer_rows, verdict_text
+from ui.text import Text
+from ui.views.tables import markdown_table
+from ui.widgets import language, real_comparison, real_controls, real_figures, trained_model
+
+t = Text(language())
+projector = st.session_state.get("projector_on", False)
+
+st.title(t("real.title"))
+if not projector:
+    st.caption(t("real.intro"))
+model = trained_model()
+if isinstance(model, ModelUnavailable):
+    st.error(t(f"real.unavailable.{model.reason}", detail=literal(model.detail, limit=300)),
+             icon=":material/block:")
+    st.stop()
+
+sentence, ablation = real_controls(t)
+comparison = real_comparison(sentence, ablation)
+layers, meaning, projection = real_figures(sentence, ablation, t.lang, projector)
+st.info(verdict_text(comparison, t), icon=":material/insights:")
+st.plotly_chart(layers, key="real_layers")
+st.caption(t("real.tokens", count=len(comparison.tokens)) + " " + markdown_text(" ".join(comparison.tokens)))
+st.plotly_chart(meaning, key="real_meaning")
+st.caption(t("real.meaning_note", incident=markdown_text(INCIDENT), paraphrase=markdown_text(PARAPHRASE),
+             unrelated=markdown_text(UNRELATED)))
+st.plotly_chart(projection, key="real_projection")
+st.caption(t("real.projection_note"))
+st.caption(t("real.norm_off_note"))
+st.caption(t("real.out_of_distribution"))
+st.caption(t("real.table_note"))
+st.markdown(markdown_table(layer_rows(comparison, t)))
+st.download_button(t("real.download"), comparison_csv(comparison), file_name="blockstab-real-model.csv",
+                   mime="text/csv", key="real_csv", on_click="ignore", icon=":material/download:")

@@ -1,0 +1,193 @@
+"""The Real model page's verdict, figures and tables: pure functions of a
+:class:`~blockstab.ablations.Comparison`, no Streamlit.
+
+The verdict is computed from the numbers (:func:`findings`); each of its sentences is checked
+against the engine in tests/test_real_views.py. Tokens are user text: Plotly labels are escaped.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from blockstab.ablations import Comparison
+from blockstab.pretrained import DEPTH
+
+from .examples import plotly_text
+from .numbers import readable
+from .text import Text
+from .views.style import OTHER_TOKENS, ink
+
+ABLATED, INTACT = "#0072B2", OTHER_TOKENS
+# (catalog key, which run, colour, line dash) of the two runs every figure draws
+RUNS = (("real.intact", "intact", INTACT, "dash"), ("real.ablated", "ablated", ABLATED, "solid"))
+COLLAPSED = 0.99  # mean pairwise cosine from which the tokens count as pointing one way
+SIZE_CHANGE = 10.0  # RMS ratio (ablated / intact) worth naming, either way
+KEPT, LOST = 0.9, 0.5  # cosine of the ablated to the intact sentence embedding
+TELLS_APART = 0.1  # paraphrase similarity minus unrelated similarity
+PANELS = ("pairwise_cosine", "rms", "cosine_to_input")
+
+
+def shown_runs(c: Comparison) -> tuple:
+    """The intact run, and the ablated one when something is switched off."""
+    return RUNS[:1] if c.ablation.intact else RUNS
+
+
+def layer_name(layer: int, t: Text) -> str:
+    return t("real.layer.embeddings") if layer == 0 else t("real.layer.block", block=layer)
+
+
+def findings(c: Comparison) -> list[tuple[str, dict]]:
+    """The verdict's sentences (catalog key, fields), in reading order: tokens, size, meaning, test."""
+    if c.ablation.intact:
+        said = [("real.verdict.intact", {"cosine": readable(c.intact.pairwise_cosine[-1])})]
+    else:
+        said = [_tokens(c), _size(c), _meaning(c)]
+    apart = c.paraphrase - c.unrelated >= TELLS_APART
+    said.append(("real.verdict.tells_apart" if apart else "real.verdict.confused",
+                 {"paraphrase": f"{c.paraphrase:.3f}", "unrelated": f"{c.unrelated:.3f}"}))
+    return said
+
+
+def _tokens(c: Comparison) -> tuple[str, dict]:
+    collapsed = np.flatnonzero(c.ablated.pairwise_cosine[1:] >= COLLAPSED) + 1  # blocks 1-6
+    if collapsed.size:
+        return "real.verdict.collapse", {"block": int(collapsed[0]),
+                                         "cosine": f"{c.ablated.pairwise_cosine[collapsed[0]]:.3f}"}
+    return "real.verdict.distinct", {"cosine": readable(c.ablated.pairwise_cosine[-1]),
+                                     "intact": readable(c.intact.pairwise_cosine[-1])}
+
+
+def _size(c: Comparison) -> tuple[str, dict]:
+    ratio = c.ablated.rms / c.intact.rms
+    layer = int(np.argmax(np.abs(np.log(ratio))))
+    if ratio[layer] >= SIZE_CHANGE:
+        return "real.verdict.grows", {"ratio": readable(ratio[layer]), "block": layer}
+    if ratio[layer] <= 1 / SIZE_CHANGE:
+        return "real.verdict.shrinks", {"ratio": readable(1 / ratio[layer]), "block": layer}
+    return "real.verdict.size_kept", {"ratio": readable(ratio[-1])}
+
+
+def _meaning(c: Comparison) -> tuple[str, dict]:
+    cosine = {"cosine": f"{c.embedding_cosine:.3f}"}
+    if c.embedding_cosine >= KEPT:
+        return "real.verdict.meaning_kept", cosine
+    if c.embedding_cosine >= LOST:
+        return "real.verdict.meaning_moved", cosine
+    return "real.verdict.meaning_lost", cosine
+
+
+def verdict_text(c: Comparison, t: Text) -> str:
+    """The verdict as a Markdown list (no user text in it)."""
+    return "\n".join(f"- {t(key, **fields)}" for key, fields in findings(c))
+
+
+def layers_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure:
+    """The three per-layer readouts, intact (grey, dashed) beside ablated: collapse, size, identity."""
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[t(f"real.panel.{p}") for p in PANELS],
+                        horizontal_spacing=0.08)
+    layers = list(range(DEPTH + 1))
+    traces, cols = [], []
+    for col, panel in enumerate(PANELS, start=1):
+        for name, run, colour, dash in shown_runs(c):
+            traces.append(go.Scatter(x=layers, y=[float(v) for v in getattr(getattr(c, run), panel)],
+                                     mode="lines+markers", name=t(name), legendgroup=name, showlegend=col == 1,
+                                     line={"color": colour, "dash": dash, "width": 4 if projector else 2.5}))
+            cols.append(col)
+    fig.add_traces(traces, rows=[1] * len(traces), cols=cols)
+    axis = {"title_text": t("real.axis.block"), "tickvals": layers}
+    fig.update_layout(xaxis=axis, xaxis2=axis, xaxis3=axis, yaxis={"range": [-0.05, 1.05]},
+                      yaxis2={"type": "log", "exponentformat": "power"}, yaxis3={"range": [-1.05, 1.05]})
+    fig.update_annotations(font_size=20 if projector else 14)
+    fig.update_layout(height=460 if projector else 380, template="plotly_white",
+                      font={"size": 18 if projector else 13}, margin={"l": 50, "r": 20, "t": 90, "b": 40},
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.12, "x": 0})
+    return ink(fig)
+
+
+def meaning_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure:
+    """Similarity of the incident sentence to its paraphrase and to the unrelated sentence, intact
+    and ablated, on a fixed axis from -1 to 1."""
+    labels = [t("real.bar.paraphrase"), t("real.bar.unrelated")]
+    fig = go.Figure()
+    for name, run, colour, _ in shown_runs(c):
+        values = (c.intact_paraphrase, c.intact_unrelated) if run == "intact" else (c.paraphrase, c.unrelated)
+        fig.add_trace(go.Bar(y=labels, x=list(values), name=t(name), orientation="h", marker_color=colour,
+                             text=[f"{v:.3f}" for v in values], textposition="outside"))
+    fig.update_xaxes(range=[-1.1, 1.25], title_text=t("real.axis.similarity"))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(title={"text": t("real.meaning_title")}, barmode="group", height=300 if projector else 260,
+                      template="plotly_white", font={"size": 18 if projector else 13},
+                      margin={"l": 20, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.35})
+    return ink(fig)
+
+
+PROJECTION_COLUMNS = 4  # seven panels on two rows, the legend in the eighth place
+PANEL_STEP = 2.4  # panel centres apart, in the units of the unit disk each panel shows (radius 1.05)
+HALF = 1.05
+
+
+def panel_centre(layer: int) -> tuple[float, float]:
+    """Where layer ``layer``'s panel sits in the figure's one pair of axes."""
+    row, col = divmod(layer, PROJECTION_COLUMNS)
+    return col * PANEL_STEP, -row * PANEL_STEP
+
+
+def projection_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure:
+    """Each layer's unit-length tokens on two axes fitted on the intact model at that layer, the
+    same axes for every ablation: seven fixed squares side by side on one pair of equal axes (so
+    nothing rescales), and tokens that merge land on one point."""
+    layers = range(DEPTH + 1)
+    centres = np.array([panel_centre(layer) for layer in layers])
+    words = [f"{plotly_text(token)} · {layer_name(layer, t)}" for layer in layers for token in c.tokens]
+    fig = go.Figure()
+    for name, run, colour, _ in shown_runs(c):
+        points = (getattr(c, f"{run}_points") + centres[:, None, :]).reshape(-1, 2)
+        fig.add_trace(go.Scatter(x=points[:, 0], y=points[:, 1], mode="markers", text=words, name=t(name),
+                                 hovertemplate="%{text}<extra></extra>",
+                                 marker={"color": colour, "size": 10 if projector else 7,
+                                         "opacity": 0.5 if run == "intact" else 0.9}))
+    frame = {"line": {"color": "#BBBBBB", "width": 1}, "layer": "below"}
+    shapes = [shape for x, y in centres for shape in (
+        {"type": "rect", "x0": x - HALF, "x1": x + HALF, "y0": y - HALF, "y1": y + HALF, **frame},
+        {"type": "line", "x0": x - HALF, "x1": x + HALF, "y0": y, "y1": y, **frame},
+        {"type": "line", "x0": x, "x1": x, "y0": y - HALF, "y1": y + HALF, **frame})]
+    titles = [{"x": x, "y": y + HALF, "text": layer_name(layer, t), "showarrow": False, "yanchor": "bottom",
+               "font": {"size": 18 if projector else 13}} for layer, (x, y) in zip(layers, centres, strict=True)]
+    hidden = {"visible": False, "fixedrange": True}
+    right, bottom = (PROJECTION_COLUMNS - 1) * PANEL_STEP + HALF, -PANEL_STEP - HALF
+    fig.update_layout(
+        title={"text": t("real.projection_title")}, height=680 if projector else 600, template="plotly_white",
+        font={"size": 16 if projector else 12}, margin={"l": 10, "r": 10, "t": 80, "b": 10},
+        xaxis={**hidden, "range": [-HALF - 0.05, right + 0.05]},
+        yaxis={**hidden, "range": [bottom - 0.05, HALF + 0.35], "scaleanchor": "x"},
+        shapes=shapes, annotations=titles,
+        legend={"orientation": "v", "x": 0.8, "y": 0.25, "xanchor": "left"})
+    return ink(fig)
+
+
+COLUMNS = ("pairwise_cosine", "rms", "cosine_to_input")
+
+
+def layer_rows(c: Comparison, t: Text) -> list[dict]:
+    """The numbers behind the figures, one row per layer (intact · ablated)."""
+    return [{t("real.column.layer"): layer_name(i, t),
+             **{t(f"real.panel.{p}"): f"{readable(getattr(c.intact, p)[i])} · {readable(getattr(c.ablated, p)[i])}"
+                for p in COLUMNS}}
+            for i in range(DEPTH + 1)]
+
+
+def comparison_csv(c: Comparison) -> str:
+    """Every number of the page, language-neutral: one row per layer, then the sentence-level ones."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["layer", *(f"{p}_{run}" for p in COLUMNS for run in ("intact", "ablated"))])
+    for i in range(DEPTH + 1):
+        writer.writerow([i, *(repr(float(getattr(run, p)[i])) for p in COLUMNS for run in (c.intact, c.ablated))])
+    for name in ("embedding_cosine", "paraphrase", "unrelated", "intact_paraphrase", "intact_unrelated"):
+        writer.writerow([name, repr(getattr(c, name))])
+    return out.getvalue()
