@@ -18,6 +18,9 @@ from pathlib import Path
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
+# What a phone's Chromium sends: the app lays subplots out one under another for it ("Mobi").
+PHONE_USER_AGENT = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+                    "Chrome/140.0 Mobile Safari/537.36")
 HEALTH_TIMEOUT = 60.0
 
 

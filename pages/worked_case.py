@@ -10,7 +10,8 @@ from ui.views.tables import course_case_rows, device_rows, markdown_table, three
 from ui.widgets import active_example, explore_cached, language, open_in_explorer
 
 t = Text(language())
-state = ExplorerState(depth=1, focus="attention_norm", projector=st.session_state.get("projector_on", False),
+# The figure stops at the residual add: its labels are the course table's values, beside it.
+state = ExplorerState(depth=1, focus="attention_residual", projector=st.session_state.get("projector_on", False),
                       example=active_example())
 result = explore_cached(state)
 
@@ -32,7 +33,7 @@ with left:
 with right:
     st.plotly_chart(block_figure(state, result, t), key="case_figure")
     if st.button(t("tour.open_in_explorer"), key="case_open", icon=":material/open_in_new:"):
-        open_in_explorer({"depth": 1, "focus": "attention_norm"})
+        open_in_explorer({"depth": 1, "focus": "attention_residual"})
 st.subheader(t("case.stages_title"))
 st.markdown(markdown_table(three_stage_rows(result, state, t)))
 st.markdown(t("case.conclusion"))

@@ -3,6 +3,9 @@ and language, in test-artifacts/screens/.
 
     .venv/bin/python scripts/screenshots.py                     # the default set
     .venv/bin/python scripts/screenshots.py "/?residual=false" --sizes 1280x720 --langs zh
+    .venv/bin/python scripts/screenshots.py /case /lab --sizes projector 390x844 --full-page
+
+"projector" is 1280x720 in projector mode; a width under 600 px is opened as a phone (its User-Agent).
 
 Starts the app as scripts/start.sh does, drives Debian's Chromium, waits for every chart.
 """
@@ -17,14 +20,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from local_server import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from local_server import CHROMIUM, CHROMIUM_ARGS, PHONE_USER_AGENT, streamlit_server  # noqa: E402
 
 VIEWS = ("/", "/?residual=false", "/?norm=false", "/?residual=false&norm=false", "/?placement=pre&depth=100")
-SIZES = ("1280x720", "1024x768", "390x844")
+SIZES = ("projector", "1280x720", "1024x768", "390x844")
 SETTLED = """() => document.querySelector('[data-testid=stApp]')
     ?.getAttribute('data-test-script-state') === 'notRunning'
   && !document.querySelector('[data-testid=stSkeleton]')
   && [...document.querySelectorAll('.js-plotly-plot')].every(gd => gd._fullData && gd.querySelector('.main-svg'))"""
+# The page scrolls inside Streamlit's main box, so a "full page" is the viewport grown to that box's height.
+CONTENT_HEIGHT = "() => document.querySelector('[data-testid=stMain]').scrollHeight"
 
 
 def file_name(view: str, size: str, lang: str) -> str:
@@ -46,16 +51,22 @@ def main() -> None:
     with streamlit_server("app.py", out / "server.log", ROOT) as (base, _server), sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for size in args.sizes:
-            width, height = (int(v) for v in size.split("x"))
+            projector = size == "projector"
+            width, height = (1280, 720) if projector else (int(v) for v in size.split("x"))
             for lang in args.langs:
-                page = browser.new_page(viewport={"width": width, "height": height}, locale=lang)
+                page = browser.new_page(viewport={"width": width, "height": height}, locale=lang,
+                                        user_agent=PHONE_USER_AGENT if width < 600 else None)
                 for view in args.views:
                     joiner = "&" if "?" in view else "?"
-                    page.goto(f"{base}{view}{joiner}lang={lang}")
+                    page.set_viewport_size({"width": width, "height": height})
+                    page.goto(f"{base}{view}{joiner}lang={lang}{'&projector=true' if projector else ''}")
                     page.wait_for_function(SETTLED, timeout=60_000)
                     page.wait_for_timeout(600)
+                    if args.full_page:
+                        page.set_viewport_size({"width": width, "height": max(height, page.evaluate(CONTENT_HEIGHT))})
+                        page.wait_for_timeout(800)
                     path = out / file_name(view, size, lang)
-                    page.screenshot(path=str(path), full_page=args.full_page)
+                    page.screenshot(path=str(path))
                     print(path.relative_to(ROOT))
                 page.close()
         browser.close()

@@ -68,10 +68,12 @@ APP_ICON = _stacked_blocks_icon()
 
 # Every page: the tour's clicker buttons (PageDown / PageUp) stay out of sight; on a phone a table
 # scrolls inside its own box (never the page, never breaking a vector or a Chinese word), and the
-# Explorer says where its controls are. A page link in the page (a paper's title) wraps rather
-# than end in "…".
+# Explorer says where its controls are. The uploader states its own limit (16 KB): Streamlit's hint
+# would say "1MB per file", its smallest setting. A page link in the page (a paper's title) wraps
+# rather than end in "…".
 APP_CSS = """<style>
 .st-key-tour_clicker, .st-key-phone_hint { display: none; }
+.st-key-editor_upload [data-testid="stFileUploaderDropzoneInstructions"] { display: none; }
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] span { white-space: normal; }
 @media (max-width: 640px) {
   .st-key-phone_hint { display: block; }

@@ -5,16 +5,15 @@ neither by its chart's edge, nor by the screen's, nor by a widget label's ellips
 import re
 
 import pytest
+from local_server import PHONE_USER_AGENT
 from test_browser import assert_healthy, open_app, shot
 
 pytestmark = pytest.mark.browser
 
-PAGES = ("/", "/walk?step=3", "/walk?step=8", "/case", "/practice", "/geometry", "/scenario", "/lab", "/teach")
+PAGES = ("/", "/walk?step=1", "/walk?step=3", "/walk?step=8", "/case", "/practice", "/geometry", "/scenario", "/lab",
+         "/teach", "/real")
 SIZES = {"projector": (1280, 720, True), "1280": (1280, 720, False), "1024": (1024, 768, False),
          "phone": (390, 844, False)}
-# What a phone's Chromium sends: the app lays subplots out one under another for it ("Mobi").
-PHONE = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 "
-         "Mobile Safari/537.36")
 
 # Every piece of text that is cut: chart text outside its chart's box, any text past the right edge
 # of the screen (unless it sits in a box that scrolls sideways, as tables do on a phone), and
@@ -56,7 +55,7 @@ CUT_TEXT = """() => {
 @pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
 def test_no_text_is_cut_off(new_page, app_url, path, size, lang, locale):
     width, height, projector = SIZES[size]
-    page = new_page(width=width, height=height, locale=locale, user_agent=PHONE if size == "phone" else None)
+    page = new_page(width=width, height=height, locale=locale, user_agent=PHONE_USER_AGENT if size == "phone" else None)
     joiner = "&" if "?" in path else "?"
     open_app(page, f"{app_url}{path}{joiner}lang={lang}{'&projector=true' if projector else ''}",
              charts=path not in ("/lab", "/teach", "/practice"))

@@ -22,7 +22,7 @@ from test_browser import (
     wait_for_rerun,
 )
 
-from blockstab.scenario import LESSON
+from blockstab.scenario import LESSON, MAX_FILE_BYTES
 from ui.text import Text
 
 pytestmark = pytest.mark.browser
@@ -109,3 +109,15 @@ def test_a_label_with_markup_is_drawn_as_text(page, app_url):
     caption = page.inner_text("[data-testid=stCaptionContainer]")
     assert caption  # the page still renders
     assert_healthy(page)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_uploader_states_the_real_limit_only(page, app_url, lang):
+    """The server refuses a file over 16 KB: the uploader says that limit, and no other (Streamlit's
+    own hint would say "1MB per file", its smallest setting)."""
+    open_app(page, f"{app_url}/scenario?lang={lang}", charts=False)
+    uploader = page.locator(".st-key-editor_upload")
+    uploader.scroll_into_view_if_needed()
+    shown = uploader.inner_text()
+    assert Text(lang)("editor.upload_limited", limit=MAX_FILE_BYTES // 1024) in shown
+    assert "MB" not in shown, shown
