@@ -9,7 +9,7 @@ from ui.examples import literal, markdown_text
 from ui.real_views import comparison_csv, layer_rows, verdict_text
 from ui.text import Text
 from ui.views.tables import markdown_table
-from ui.widgets import language, real_comparison, real_controls, real_figures, trained_model
+from ui.widgets import language, on_phone, real_comparison, real_controls, real_figures, trained_model
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)
@@ -25,7 +25,7 @@ if isinstance(model, ModelUnavailable):
 
 sentence, ablation = real_controls(t)
 comparison = real_comparison(sentence, ablation)
-layers, meaning, projection = real_figures(sentence, ablation, t.lang, projector)
+layers, meaning, projection = real_figures(sentence, ablation, t.lang, projector, on_phone())
 st.info(verdict_text(comparison, t), icon=":material/insights:")
 st.plotly_chart(layers, key="real_layers")
 st.caption(t("real.tokens", count=len(comparison.tokens)) + " " + markdown_text(" ".join(comparison.tokens)))

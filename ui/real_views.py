@@ -20,7 +20,7 @@ from blockstab.pretrained import DEPTH
 from .examples import plotly_text
 from .numbers import readable
 from .text import Text
-from .views.style import OTHER_TOKENS, ink
+from .views.style import OTHER_TOKENS, ink, wrap
 
 ABLATED, INTACT = "#0072B2", OTHER_TOKENS
 # (catalog key, which run, colour, line dash) of the two runs every figure draws
@@ -86,26 +86,28 @@ def verdict_text(c: Comparison, t: Text) -> str:
     return "\n".join(f"- {t(key, **fields)}" for key, fields in findings(c))
 
 
-def layers_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure:
-    """The three per-layer readouts, intact (grey, dashed) beside ablated: collapse, size, identity."""
-    fig = make_subplots(rows=1, cols=3, subplot_titles=[t(f"real.panel.{p}") for p in PANELS],
-                        horizontal_spacing=0.08)
+def layers_figure(c: Comparison, t: Text, projector: bool = False, phone: bool = False) -> go.Figure:
+    """The three per-layer readouts, intact (grey, dashed) beside ablated: collapse, size, identity;
+    one under another on a phone."""
+    rows, cols = (3, 1) if phone else (1, 3)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[wrap(t(f"real.panel.{p}")) for p in PANELS],
+                        horizontal_spacing=0.08, vertical_spacing=0.16)
     layers = list(range(DEPTH + 1))
-    traces, cols = [], []
-    for col, panel in enumerate(PANELS, start=1):
+    traces, cells = [], []
+    for index, panel in enumerate(PANELS):
         for name, run, colour, dash in shown_runs(c):
             traces.append(go.Scatter(x=layers, y=[float(v) for v in getattr(getattr(c, run), panel)],
-                                     mode="lines+markers", name=t(name), legendgroup=name, showlegend=col == 1,
+                                     mode="lines+markers", name=t(name), legendgroup=name, showlegend=index == 0,
                                      line={"color": colour, "dash": dash, "width": 4 if projector else 2.5}))
-            cols.append(col)
-    fig.add_traces(traces, rows=[1] * len(traces), cols=cols)
+            cells.append((index // cols + 1, index % cols + 1))
+    fig.add_traces(traces, rows=[row for row, _ in cells], cols=[col for _, col in cells])
     axis = {"title_text": t("real.axis.block"), "tickvals": layers}
     fig.update_layout(xaxis=axis, xaxis2=axis, xaxis3=axis, yaxis={"range": [-0.05, 1.05]},
                       yaxis2={"type": "log", "exponentformat": "power"}, yaxis3={"range": [-1.05, 1.05]})
     fig.update_annotations(font_size=20 if projector else 14)
-    fig.update_layout(height=460 if projector else 380, template="plotly_white",
+    fig.update_layout(height=(460 if projector else 380) * (2.6 if phone else 1), template="plotly_white",
                       font={"size": 18 if projector else 13}, margin={"l": 50, "r": 20, "t": 90, "b": 40},
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.12, "x": 0})
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.12 / (2.6 if phone else 1), "x": 0})
     return ink(fig)
 
 
@@ -118,31 +120,33 @@ def meaning_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure
         values = (c.intact_paraphrase, c.intact_unrelated) if run == "intact" else (c.paraphrase, c.unrelated)
         fig.add_trace(go.Bar(y=labels, x=list(values), name=t(name), orientation="h", marker_color=colour,
                              text=[f"{v:.3f}" for v in values], textposition="outside"))
-    fig.update_xaxes(range=[-1.1, 1.25], title_text=t("real.axis.similarity"))
+    fig.update_xaxes(range=[-1.1, 1.25], title_text=wrap(t("real.axis.similarity")))
     fig.update_yaxes(autorange="reversed")
-    fig.update_layout(title={"text": t("real.meaning_title")}, barmode="group", height=300 if projector else 260,
-                      template="plotly_white", font={"size": 18 if projector else 13},
-                      margin={"l": 20, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.35})
+    fig.update_layout(title={"text": wrap(t("real.meaning_title"))}, barmode="group",
+                      height=300 if projector else 260, template="plotly_white",
+                      font={"size": 18 if projector else 13}, margin={"l": 20, "r": 20, "t": 70, "b": 60},
+                      legend={"orientation": "h", "y": -0.45})
     return ink(fig)
 
 
-PROJECTION_COLUMNS = 4  # seven panels on two rows, the legend in the eighth place
+PROJECTION_COLUMNS = 4  # seven panels on two rows, the legend in the eighth place (two a row on a phone)
 PANEL_STEP = 2.4  # panel centres apart, in the units of the unit disk each panel shows (radius 1.05)
 HALF = 1.05
 
 
-def panel_centre(layer: int) -> tuple[float, float]:
+def panel_centre(layer: int, columns: int = PROJECTION_COLUMNS) -> tuple[float, float]:
     """Where layer ``layer``'s panel sits in the figure's one pair of axes."""
-    row, col = divmod(layer, PROJECTION_COLUMNS)
+    row, col = divmod(layer, columns)
     return col * PANEL_STEP, -row * PANEL_STEP
 
 
-def projection_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure:
+def projection_figure(c: Comparison, t: Text, projector: bool = False, phone: bool = False) -> go.Figure:
     """Each layer's unit-length tokens on two axes fitted on the intact model at that layer, the
     same axes for every ablation: seven fixed squares side by side on one pair of equal axes (so
     nothing rescales), and tokens that merge land on one point."""
+    columns = 2 if phone else PROJECTION_COLUMNS
     layers = range(DEPTH + 1)
-    centres = np.array([panel_centre(layer) for layer in layers])
+    centres = np.array([panel_centre(layer, columns) for layer in layers])
     words = [f"{plotly_text(token)} · {layer_name(layer, t)}" for layer in layers for token in c.tokens]
     fig = go.Figure()
     for name, run, colour, _ in shown_runs(c):
@@ -159,14 +163,19 @@ def projection_figure(c: Comparison, t: Text, projector: bool = False) -> go.Fig
     titles = [{"x": x, "y": y + HALF, "text": layer_name(layer, t), "showarrow": False, "yanchor": "bottom",
                "font": {"size": 18 if projector else 13}} for layer, (x, y) in zip(layers, centres, strict=True)]
     hidden = {"visible": False, "fixedrange": True}
-    right, bottom = (PROJECTION_COLUMNS - 1) * PANEL_STEP + HALF, -PANEL_STEP - HALF
+    rows = -(-len(layers) // columns)
+    left, right = -HALF - 0.05, (columns - 1) * PANEL_STEP + HALF + 0.05
+    bottom, top = -(rows - 1) * PANEL_STEP - HALF - 0.05, HALF + 0.35
+    legend_x, legend_y = panel_centre(len(layers), columns)  # the first free place
     fig.update_layout(
-        title={"text": t("real.projection_title")}, height=680 if projector else 600, template="plotly_white",
+        title={"text": wrap(t("real.projection_title"))}, template="plotly_white",
+        height=(680 if projector else 600) if not phone else 320 * rows,
         font={"size": 16 if projector else 12}, margin={"l": 10, "r": 10, "t": 80, "b": 10},
-        xaxis={**hidden, "range": [-HALF - 0.05, right + 0.05]},
-        yaxis={**hidden, "range": [bottom - 0.05, HALF + 0.35], "scaleanchor": "x"},
+        xaxis={**hidden, "range": [left, right]},
+        yaxis={**hidden, "range": [bottom, top], "scaleanchor": "x"},
         shapes=shapes, annotations=titles,
-        legend={"orientation": "v", "x": 0.8, "y": 0.25, "xanchor": "left"})
+        legend={"orientation": "v", "xanchor": "left", "x": (legend_x - HALF - left) / (right - left),
+                "y": (legend_y - bottom) / (top - bottom)})
     return ink(fig)
 
 

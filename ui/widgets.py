@@ -318,10 +318,11 @@ def real_comparison(sentence: str, ablation: Ablation) -> Comparison:
 
 
 @st.cache_resource(max_entries=96, show_spinner=False)
-def real_figures(sentence: str, ablation: Ablation, lang: str, projector: bool) -> tuple:
+def real_figures(sentence: str, ablation: Ablation, lang: str, projector: bool, phone: bool) -> tuple:
     """The page's three figures, built once for a class (Plotly's validation costs more than the model)."""
     c, t = real_comparison(sentence, ablation), Text(lang)
-    return layers_figure(c, t, projector), meaning_figure(c, t, projector), projection_figure(c, t, projector)
+    return (layers_figure(c, t, projector, phone), meaning_figure(c, t, projector),
+            projection_figure(c, t, projector, phone))
 
 
 def real_controls(t: Text) -> tuple[str, Ablation]:
