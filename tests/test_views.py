@@ -25,9 +25,9 @@ from ui.controls import APP_CONTROLS, BY_KEY, CONTROLS, STAGE_FOCUS, ExplorerSta
 from ui.text import LANGUAGES, Text, catalog
 from ui.views import FIGURES, explore, figure_state
 from ui.views.block import block_figure
-from ui.views.depth import PANEL_TITLE_WIDTH, depth_figure, readouts_figure
+from ui.views.depth import GROUP_JOINERS, PANEL_TITLE_WIDTH, depth_figure, readouts_figure
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
-from ui.views.style import wrap
+from ui.views.style import OTHER_TOKENS, text_colour, wrap
 from ui.views.tables import course_table_matches, stage_csv, stage_rows
 
 LANGS = pytest.mark.parametrize("lang", LANGUAGES)
@@ -204,9 +204,22 @@ def test_depth_figure_has_a_frame_and_a_step_per_block(lang, state):
             tokens, ring = moved[t("legend.other_tokens")][row], moved[t("legend.now")][row]
             np.testing.assert_array_equal(points(tokens), stream[d, row])
             # every token is named once, a lone action token beside its ring: merged tokens share one
-            # label, the others print nothing
-            labels = [label for label in [*tokens["text"], *ring["text"]] if label]
-            assert sorted(part for label in labels for part in label.split(" = ")) == sorted(tokens["hovertext"])
+            # label, the others print nothing. A label the second sentence shares with the first
+            # on the same spot is written once, by the first, in the shared tokens' colour.
+            # (an unlabelled point's text is a blank, never empty: Plotly would drop its node for good)
+            assert all(tokens["text"]) and all(ring["text"])
+            labels = [label for label in [*tokens["text"], *ring["text"]] if label.strip()]
+            if row:  # (on the same spot: within a pixel of a plot a few hundred pixels high)
+                near = 0.01 * fig.layout.yaxis.range[1]
+                first = (moved[t("legend.other_tokens")][0], moved[t("legend.now")][0])
+                for mine, theirs in zip((tokens, ring), first, strict=True):
+                    for i, label in enumerate(theirs["text"]):
+                        if label.strip() and theirs["textfont"]["color"][i] == text_colour(OTHER_TOKENS):
+                            assert not mine["text"][i].strip()
+                            assert np.allclose(points(mine)[i], points(theirs)[i], atol=near)
+                            labels.append(label)
+            parts = [part for label in labels for part in re.split("|".join(GROUP_JOINERS), label)]
+            assert sorted(parts) == sorted(tokens["hovertext"])
             assert len(labels) == distinct_tokens(stream[d, row])
     # The figure itself starts at the last block, and each path is the full stream.
     last = [tr for tr in fig.data if tr.name == t("legend.now")]
@@ -620,7 +633,11 @@ def text_colours(spec: dict) -> list[tuple[str, str | None]]:
     found += [("slider", s.get("font", {}).get("color")) for s in layout.get("sliders", [])]
     for trace in spec["data"]:
         if "text" in trace.get("mode", ""):
-            found.append((f"text of {trace.get('name')}", trace.get("textfont", {}).get("color")))
+            colour = trace.get("textfont", {}).get("color")
+            found += [(f"text of {trace.get('name')}", c) for c in (colour if isinstance(colour, list) else [colour])]
+    for frame in spec.get("frames", []):  # a frame's labels may bring colours of their own
+        found += [(f"frame {frame['name']} text", c) for trace in frame["data"]
+                  for c in trace.get("textfont", {}).get("color", [])]
         bar = trace.get("marker", {}).get("colorbar")
         if trace.get("marker", {}).get("showscale") and bar:
             found += [("colorbar title", bar.get("title", {}).get("font", {}).get("color")),

@@ -96,14 +96,19 @@ def test_every_readout_panel_draws_and_no_number_is_raw_exponent(new_page, app_u
 LABELS_SHOWN = """i => {
   const gd = document.querySelectorAll('.js-plotly-plot')[i];
   return [...gd.querySelectorAll('.scatterlayer .trace')].map(tr =>
-    [...tr.querySelectorAll('.textpoint text')].map(t => t.textContent).filter(Boolean));
+    [...tr.querySelectorAll('.textpoint text')].filter(t => t.textContent.trim())
+      .map(t => [t.textContent, getComputedStyle(t).fill]));
 }"""
+
+
+SHARED_INK = "rgb(89, 89, 89)"  # ui.views.style.text_colour(OTHER_TOKENS), as the browser computes it
 
 
 @pytest.mark.parametrize("view", ["", "&residual=false"])
 def test_depth_view_names_merged_tokens_at_every_block_the_slider_shows(new_page, app_url, view):
     """Tokens that merged share one label ("errors = after deploy"), so a merge hidden under
-    another marker is still visible, and the labels follow the slider in the browser."""
+    another marker is still visible, and the labels follow the slider in the browser. A label both
+    sentences share on one spot is written once, in the shared tokens' grey."""
     page = new_page()
     open_app(page, f"{app_url}/?lang=en{view}")
     index = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
@@ -117,10 +122,14 @@ def test_depth_view_names_merged_tokens_at_every_block_the_slider_shows(new_page
                       "{mode: 'immediate', frame: {duration: 0, redraw: false}, transition: {duration: 0}})",
                       [index, block])
         page.wait_for_timeout(300)
-        shown = sorted(part for labels in page.evaluate(LABELS_SHOWN, index) for label in labels
-                       for part in label.split(" = "))
-        assert shown == sorted(name for row in names for name in row), block  # each token named once
-        groups = sum(len([g for g in group_labels(token_groups(stream[block, row]), names[row]) if g])
-                     for row in range(2))
-        assert sum(len(labels) for labels in page.evaluate(LABELS_SHOWN, index)) == groups, block
+        # per sentence, its tokens and its ring (the last four traces), as sets of names
+        shown = page.evaluate(LABELS_SHOWN, index)[-4:]
+        named = [[(frozenset(map(str.strip, text.split("="))), fill) for text, fill in tokens + ring]
+                 for tokens, ring in (shown[0:2], shown[2:4])]
+        expected = [{frozenset(g.split(" = ")) for g in group_labels(token_groups(stream[block, row]), names[row])
+                     if g} for row in range(2)]
+        assert {group for group, _ in named[0]} == expected[0], block  # each token named once
+        shared = {group for group, fill in named[0] if fill == SHARED_INK}  # written once for both
+        assert {group for group, _ in named[1]} | shared == expected[1], block
+        assert not {group for group, _ in named[1]} & shared, block
     shot(page, f"truth-depth-labels{view.replace('&', '-').replace('=', '-')}")

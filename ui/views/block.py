@@ -15,7 +15,24 @@ from ..examples import plotly_text, side_name, token_labels
 from ..numbers import vector_text
 from ..text import Text
 from .exploration import Exploration
-from .style import INK, OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, plane_axes, style, text_colour, wrap
+from .labels import label_positions, plane_frame, segment_boxes
+from .style import (
+    BOTTOM_MARGIN,
+    INK,
+    OTHER_TOKENS,
+    RIGHT_MARGIN,
+    SCENARIO_COLOURS,
+    TARGET,
+    layout,
+    plane_axes,
+    plane_reach,
+    style,
+    text_colour,
+    top_margin,
+    wrap,
+)
+
+PHONE_PLANE = 270  # px: the plot's width on a 390 px phone
 
 
 def stage_label(stage: str, cfg: StackConfig, t: Text) -> str:
@@ -131,25 +148,33 @@ def _value_labels(fig: go.Figure, tips: dict, font: int) -> None:
 
 
 def tokens_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
-    """The sentence before any block: every token's embedding as an arrow from the origin."""
+    """The sentence before any block: every token's embedding as an arrow from the origin, named
+    at its tip where the name covers no other name, tip or arrow."""
     s = style(state)
     x = result.trace.stream[0]  # (batch, tokens, 2)
     example = state.example
-    fig = go.Figure()
+    arrows = []  # (name, vector, colour, width)
     for row, scenario in enumerate(state.scenarios):
         for i, name in enumerate(token_labels(example, scenario, t)):
             shared = i != example.context_slot
             if shared and row > 0:
                 continue
             colour = "#000000" if i == example.action else (OTHER_TOKENS if shared else SCENARIO_COLOURS[scenario])
-            v = x[row, i]
-            name = plotly_text(name)
-            fig.add_trace(go.Scatter(x=[0, v[0]], y=[0, v[1]], mode="lines+markers+text", name=name,
-                                     text=["", name], textposition="top center",
-                                     line={"color": colour, "width": s["line"] * (1.4 if i == example.action else 0.8)},
-                                     marker={"size": [0, s["marker"]], "color": colour},
-                                     textfont={"color": text_colour(colour), "size": s["font"]}, showlegend=False,
-                                     meta=name, hovertemplate="%{meta}: [%{x:.3f}, %{y:.3f}]<extra></extra>"))
-    layout(fig, state, t, t("fig.tokens.title"))
+            arrows.append((plotly_text(name), x[row, i], colour, s["line"] * (1.4 if i == example.action else 0.8)))
+    title = t("fig.tokens.title")
+    scale, bounds = plane_frame(state, plane_reach(x.reshape(-1, 2)), top_margin(state, wrap(title)), BOTTOM_MARGIN,
+                                PHONE_PLANE, right=RIGHT_MARGIN)
+    tips = np.array([v for _, v, _, _ in arrows]) * scale
+    where = label_positions(tips, [name for name, *_ in arrows], s["font"], s["marker"],
+                            obstacles=segment_boxes(np.zeros_like(tips), tips), bounds=bounds)
+    fig = go.Figure()
+    for (name, v, colour, width), position in zip(arrows, where, strict=True):
+        fig.add_trace(go.Scatter(x=[0, v[0]], y=[0, v[1]], mode="lines+markers+text", name=name,
+                                 text=["", name], textposition=position,
+                                 line={"color": colour, "width": width},
+                                 marker={"size": [0, s["marker"]], "color": colour},
+                                 textfont={"color": text_colour(colour), "size": s["font"]}, showlegend=False,
+                                 meta=name, hovertemplate="%{meta}: [%{x:.3f}, %{y:.3f}]<extra></extra>"))
+    layout(fig, state, t, title)
     plane_axes(fig, t, x.reshape(-1, 2), example)
     return fig

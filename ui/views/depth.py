@@ -3,6 +3,8 @@ readouts that cannot hide a merge."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -15,9 +17,29 @@ from ..numbers import readable
 from ..text import Text
 from ..verdicts import OWN_DIRECTION, VANISHED
 from .exploration import Exploration
-from .style import INK, OTHER_TOKENS, SCENARIO_COLOURS, TARGET, layout, log_axis, plane_axes, style, text_colour, wrap
+from .labels import label_positions, plane_frame
+from .style import (
+    INK,
+    OTHER_TOKENS,
+    SCENARIO_COLOURS,
+    TARGET,
+    layout,
+    log_axis,
+    plane_axes,
+    plane_reach,
+    style,
+    text_colour,
+    top_margin,
+    wrap,
+)
 
+DEPTH_BOTTOM = 120  # px under the depth plane: its axis title, play button and slider
+PHONE_PLANE = 210  # px: the plot's width on a 390 px phone, beside its colour bar
+GROUP_JOINERS = (" = ", "<br>= ")  # "errors = after deploy": on one line in projector mode's wide
+# plot, else a name a line ("errors / = after deploy"), as one line would not fit a narrow plot
 PANEL_TITLE_WIDTH = 22  # a readouts panel title's line, in columns (ui.views.style.wrap)
+BLANK = " "  # an unlabelled point's text: Plotly deletes the text node of an empty label for good, so a
+# label that is empty in one frame of an animation would never come back in a later frame
 ANGLE_FLOOR = 1e-9  # degrees: a smaller angle between two tokens is drawn at this floor (same vector)
 
 
@@ -55,19 +77,26 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     moving = list(range(len(data), len(data) + 2 * len(state.scenarios)))
     names = [[plotly_text(n) for n in token_labels(state.example, side, t)] for side in state.scenarios]
     # The moving traces at the last block, with their style: the figure opens there.
-    for row, scenario in enumerate(state.scenarios):  # the second sentence labels below its dots
+    for scenario in state.scenarios:
         data.append({"type": "scatter", "mode": "markers+text", "hoverinfo": "text", "cliponaxis": False,
-                     "textposition": "bottom center" if row else "top center",
                      "marker": {"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.8},
                      "textfont": {"color": text_colour(SCENARIO_COLOURS[scenario]), "size": s["font"] - 2},
                      "name": t("legend.other_tokens"), "showlegend": False})
         data.append({"type": "scatter", "mode": "markers+text", "name": t("legend.now"), "showlegend": False,
-                     "textposition": "bottom right" if row else "top right", "cliponaxis": False,
+                     "cliponaxis": False,
                      "textfont": {"color": text_colour(SCENARIO_COLOURS[scenario]), "size": s["font"] - 2},
                      "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2, "symbol": "circle-open",
                                 "line": {"width": 4}}})
     groups = token_groups(stream)  # every block at once
-    frames = [{"name": str(d), "traces": moving, "data": _moving_positions(stream, groups, d, action, names)}
+    settled = settled_block(stream)
+    title = t("fig.depth.title", depth=depth)
+    top = 50 + int(3 * s["font"]) if settled < depth else top_margin(state, wrap(title))  # (room for the note)
+    scale, bounds = plane_frame(state, plane_reach(stream.reshape(-1, 2)), top, DEPTH_BOTTOM, PHONE_PLANE)
+    look = {"scale": scale, "marker": s["marker"], "font": s["font"] - 2, "joiner": GROUP_JOINERS[not state.projector],
+            "inks": [text_colour(SCENARIO_COLOURS[scenario]) for scenario in state.scenarios]}
+    place = functools.lru_cache(maxsize=None)(functools.partial(_label_positions, font=look["font"], bounds=bounds))
+    frames = [{"name": str(d), "traces": moving,
+               "data": _moving_positions(stream, groups, d, action, names, look, place)}
               for d in range(depth + 1)]
     for index, trace in zip(moving, frames[-1]["data"], strict=True):
         data[index].update(trace)
@@ -88,43 +117,63 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
         }],
     }
     fig = go.Figure({"data": data, "layout": controls, "frames": frames}, skip_invalid=False, _validate=False)
-    layout(fig, state, t, t("fig.depth.title", depth=depth))
-    fig.update_layout(showlegend=False, margin={"b": 120})
-    settled = settled_block(stream)
+    layout(fig, state, t, title)
+    fig.update_layout(showlegend=False, margin={"b": DEPTH_BOTTOM})
     if settled < depth:  # the slider's later blocks all look the same: say so, or the chart seems frozen
         fig.add_annotation(text=t("fig.depth.settled", block=settled), xref="paper", yref="paper", x=0, y=1,
                            xanchor="left", yanchor="bottom", showarrow=False,
                            font={"size": s["font"] - 2, "color": INK})
-        fig.update_layout(margin={"t": 50 + int(3 * s["font"])})  # room between the title and the note
+        fig.update_layout(margin={"t": top})  # room between the title and the note
     plane_axes(fig, t, stream.reshape(-1, 2), state.example)
     return fig
 
 
-def group_labels(groups: np.ndarray, names: list[str]) -> list[str]:
-    """One label per group of merged tokens ("errors = after deploy"), on the group's first token
-    (``groups``: one sentence's :func:`~blockstab.readouts.token_groups`); the other members get
-    none, so merged labels never print on top of each other."""
-    return [" = ".join(n for j, n in enumerate(names) if groups[j] == i) if groups[i] == i else ""
+def group_labels(groups: np.ndarray, names: list[str], joiner: str = GROUP_JOINERS[0]) -> list[str]:
+    """One label per group of merged tokens ("errors = after deploy"), on the
+    group's first token (``groups``: one sentence's :func:`~blockstab.readouts.token_groups`); the
+    other members get none, so merged labels never print on top of each other."""
+    return [joiner.join(n for j, n in enumerate(names) if groups[j] == i) if groups[i] == i else ""
             for i in range(len(names))]
 
 
-def _moving_positions(stream: np.ndarray, groups: np.ndarray, d: int, action: int,
-                      names: list[list[str]]) -> list[dict]:
+def _moving_positions(stream: np.ndarray, groups: np.ndarray, d: int, action: int, names: list[list[str]],
+                      look: dict, place) -> list[dict]:
     """Block ``d``'s moving traces: per scenario, every token with its group's label, then the
-    action token's ring. Plain float lists: Plotly converts each NumPy array through narwhals,
-    which cost more than the rest of the frame; JSON keeps every float exactly (shortest repr)."""
-    traces = []
+    action token's ring; each label where it overlaps no other (``place``, at ``look["scale"]``
+    pixels per unit; a group's names joined by ``look["joiner"]``), in its sentence's text colour. A
+    label the second sentence shares with the first, on the same spot, is written once, in the
+    colour of the shared tokens. Plain float lists: Plotly converts each NumPy array through
+    narwhals, which cost more than the rest of the frame; JSON keeps every float exactly."""
+    texts, points, sizes, inks = [], [], [], []
     for row in range(stream.shape[1]):
-        pts = stream[d, row]
-        a = pts[action]
-        labels = group_labels(groups[d, row], names[row])
+        labels = group_labels(groups[d, row], names[row], look["joiner"])
         alone = labels[action] == names[row][action]  # a lone action token is named beside its ring
+        texts += [["" if alone and i == action else label for i, label in enumerate(labels)],
+                  [names[row][action] if alone else ""]]
+        points += [stream[d, row], stream[d, row, action][None]]
+        sizes += [look["marker"]] * len(labels) + [2 * look["marker"]]  # the ring is twice a token's size
+        inks += [[look["inks"][row]] * len(labels), [look["inks"][row]]]
+    pixels = [np.round(pts * look["scale"]) for pts in points]
+    for later in range(2, len(texts)):  # the second sentence's tokens, then its ring
+        first = later % 2
+        for i, text in enumerate(texts[later]):
+            if text and text == texts[first][i] and np.array_equal(pixels[later][i], pixels[first][i]):
+                texts[later][i], inks[first][i] = "", text_colour(OTHER_TOKENS)
+    where = iter(place(tuple(np.vstack(pixels).ravel()), tuple(sum(texts, [])), tuple(sizes)))
+    traces = []
+    for text, pts, ink in zip(texts, points, inks, strict=True):
         traces.append({"type": "scatter", "x": pts[:, 0].tolist(), "y": pts[:, 1].tolist(),
-                       "text": [("" if alone and i == action else label) for i, label in enumerate(labels)],
-                       "hovertext": names[row]})
-        traces.append({"type": "scatter", "x": [float(a[0])], "y": [float(a[1])],
-                       "text": [names[row][action] if alone else ""]})
+                       "text": [label or BLANK for label in text], "textposition": [next(where) for _ in text],
+                       "textfont": {"color": ink, "size": look["font"]}})
+    for row, token_trace in enumerate(traces[::2]):
+        token_trace["hovertext"] = names[row]
     return traces
+
+
+def _label_positions(pixels: tuple, texts: tuple, sizes: tuple, font: float, bounds: tuple) -> tuple:
+    """:func:`~ui.views.labels.label_positions` on hashable arguments, so a cache can serve the
+    settled blocks, which repeat one frame."""
+    return tuple(label_positions(np.reshape(pixels, (-1, 2)), list(texts), font, np.array(sizes), bounds=bounds))
 
 
 def _floored(values: np.ndarray, floor: float) -> list:
@@ -200,14 +249,16 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
     if undefined.size:
         notes.append(t("fig.readouts.undefined", block=int(undefined[0])))
     note = "<br>".join(wrap(n, 48) for n in notes)
-    # Below the panels, in pixels: the axis title, the legend, then the notes.
-    bottom = int(6.5 * s["font"] + 1.3 * (s["font"] - 2) * (note.count("<br>") + 1) * bool(note))
+    # Below the panels, in pixels: the axis title, the legend (two rows on a phone), then the notes.
+    legend_rows = 2 if state.phone else 1
+    below_legend = (5.4 + 1.6 * (legend_rows - 1)) * s["font"]
+    bottom = int(below_legend + 1.1 * s["font"] + 1.3 * (s["font"] - 2) * (note.count("<br>") + 1) * bool(note))
     top = 50 + int(2.6 * s["font"])  # the title clears the first panel titles
     plot_height = panel_height * rows
     fig.update_layout(height=plot_height + top + bottom, margin={"t": top, "b": bottom},
                       legend={"y": -3.4 * s["font"] / plot_height})
     if note:
-        fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=-5.4 * s["font"] / plot_height,
+        fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=-below_legend / plot_height,
                            xanchor="left", yanchor="top", align="left", showarrow=False,
                            font={"size": s["font"] - 2, "color": "#333333"})
     return fig

@@ -27,6 +27,8 @@ TEXT_COLOURS = {"#D55E00": "#B34700", OTHER_TOKENS: "#595959", TARGET: "#007A5A"
 # The most a chart title's line may hold, in Latin letters (a Chinese character counts as two):
 # what fits the narrowest chart the app draws (a column on a 1024 px screen, a 390 px phone).
 LINE_WIDTH = 32
+BOTTOM_MARGIN = 80  # px under a plot: its axis title and a legend row
+RIGHT_MARGIN = 20  # px
 
 
 def text_colour(colour: str) -> str:
@@ -45,17 +47,18 @@ def wrap(text: str, width: int = LINE_WIDTH) -> str:
     whole, Chinese may break between any two characters, and a wide character takes two columns."""
     lines, line, spaced = [], "", False  # spaced: the last break was at a space
     for piece in _pieces(text):
-        if _columns(line + piece) > width and line.strip():
+        if columns(line + piece) > width and line.strip():
             lines.append(line.rstrip())
             line, spaced = piece.lstrip(), piece.startswith(" ")
         else:
             line += piece
-    if lines and _columns(line.strip()) <= 2:  # never a lone "①" on a line of its own
+    if lines and columns(line.strip()) <= 2:  # never a lone "①" on a line of its own
         line = lines.pop() + (" " if spaced else "") + line
     return "<br>".join([*lines, line.rstrip()])
 
 
-def _columns(text: str) -> int:
+def columns(text: str) -> int:
+    """How many columns ``text`` takes: a wide (Chinese) character two, anything else one."""
     return sum(2 if _wide(c) else 1 for c in text)
 
 
@@ -89,17 +92,27 @@ def log_axis(values: np.ndarray, floor: float) -> dict:
 def layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figure:
     s = style(state)
     title = wrap(title)
-    size, more_lines = s["font"] + 2, title.count("<br>")
-    pad = 8 + size * more_lines  # Plotly lifts a title's lines above a top anchor by about a line each
+    size, pad = s["font"] + 2, _title_pad(state, title)
     fig.update_layout(
         title={"text": title, "font": {"size": size}, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": pad}},
         font={"size": s["font"]}, height=s["height"],
-        margin={"l": 60, "r": 20, "t": max(50, pad + int(1.3 * size * (more_lines + 1)) + 12), "b": 80},
+        margin={"l": 60, "r": RIGHT_MARGIN, "t": top_margin(state, title), "b": BOTTOM_MARGIN},
         legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0},
     )
     fig.layout.template = PLOTLY_WHITE  # the template itself: an unvalidated figure would keep a name
     ink(fig)
     return fig
+
+
+def top_margin(state: ExplorerState, title: str) -> int:
+    """The room above the plot for a (wrapped) title."""
+    size, lines = style(state)["font"] + 2, title.count("<br>") + 1
+    return max(50, _title_pad(state, title) + int(1.3 * size * lines) + 12)
+
+
+def _title_pad(state: ExplorerState, title: str) -> int:
+    """Plotly lifts a title's lines above a top anchor by about a line each."""
+    return 8 + (style(state)["font"] + 2) * title.count("<br>")
 
 
 def ink(fig: go.Figure) -> go.Figure:
@@ -117,9 +130,14 @@ def ink(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def plane_axes(fig: go.Figure, t: Text, points: np.ndarray, example=LESSON, **where) -> None:
+def plane_reach(points: np.ndarray) -> float:
+    """How far the 2-D plane's axes reach each way from 0: every finite point, with room to spare."""
     finite = points[np.all(np.isfinite(points), axis=-1)]
-    reach = max(1.6, float(np.abs(finite).max()) * 1.3) if finite.size else 2.0
+    return max(1.6, float(np.abs(finite).max()) * 1.3) if finite.size else 2.0
+
+
+def plane_axes(fig: go.Figure, t: Text, points: np.ndarray, example=LESSON, **where) -> None:
+    reach = plane_reach(points)
     across, up = (plotly_text(name) for name in axis_names(example, t))
     fig.update_xaxes(title_text=across, range=[-reach, reach], zeroline=True, **where)
     fig.update_yaxes(title_text=up, range=[-reach, reach], zeroline=True,
