@@ -9,8 +9,8 @@ from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views import explore
 from ui.views.block import PHONE_PLANE, tokens_figure
-from ui.views.depth import DEPTH_BOTTOM, depth_figure
 from ui.views.depth import PHONE_PLANE as DEPTH_PHONE_PLANE
+from ui.views.depth import depth_bottom, depth_figure
 from ui.views.labels import (
     GAP,
     LINE_HEIGHT,
@@ -112,7 +112,8 @@ def test_the_lesson_s_token_names_never_overlap(state):
     assert overlapping_pairs(ink(boxes, s["font"])) == 0
 
     fig = depth_figure(state, result, Text("en"))
-    scale = plane_frame(state, fig.layout.yaxis.range[1], fig.layout.margin.t, DEPTH_BOTTOM, DEPTH_PHONE_PLANE)[0]
+    scale = plane_frame(state, fig.layout.yaxis.range[1], fig.layout.margin.t, depth_bottom(s["font"])[1],
+                         DEPTH_PHONE_PLANE, height=fig.layout.height)[0]
     for frame in fig.frames:
         points = np.vstack([np.column_stack([tr.x, tr.y]) for tr in frame.data]) * scale
         texts = [text.strip() for tr in frame.data for text in tr.text]  # (a blank names no point)

@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from local_server import PHONE_USER_AGENT
 from test_browser import VERDICT, assert_healthy, open_app, shot
 
 from blockstab.lesson import ACTION_TOKEN
@@ -133,3 +134,24 @@ def test_depth_view_names_merged_tokens_at_every_block_the_slider_shows(new_page
         assert {group for group, _ in named[1]} | shared == expected[1], block
         assert not {group for group, _ in named[1]} & shared, block
     shot(page, f"truth-depth-labels{view.replace('&', '-').replace('=', '-')}")
+
+
+PLOT_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd =>
+  [gd.layout.margin.t, gd.layout.margin.b, gd._fullLayout._size.t, gd._fullLayout._size.b,
+   (gd.layout.sliders || []).length > 0, gd._fullData.some(tr => tr.mode === 'lines+markers+text')])"""
+
+
+@pytest.mark.parametrize("path,size", [("/?projector=true", (1280, 720)), ("/?norm=false", (1280, 720)),
+                                       ("/", (390, 844)), ("/walk?step=1&projector=true", (1280, 720)),
+                                       ("/walk?step=1", (390, 844))])
+def test_planes_with_placed_names_are_the_size_their_placement_assumes(new_page, app_url, path, size):
+    """The token names are placed on the server at the pixel scale the figure's own margins give
+    (ui.views.labels.plane_frame). That holds only if Plotly never grows a margin for a legend,
+    slider or button: the plot is then exactly as high as the placement assumed."""
+    width, height = size
+    page = new_page(width=width, height=height, user_agent=PHONE_USER_AGENT if width < 600 else None)
+    open_app(page, f"{app_url}{path}{'&' if '?' in path else '?'}lang=en")
+    placed = [box for box in page.evaluate(PLOT_BOXES) if box[4] or box[5]]  # the depth view, the tokens
+    assert placed
+    for set_top, set_bottom, top, bottom, _, _ in placed:
+        assert (top, bottom) == (set_top, set_bottom)

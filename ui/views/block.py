@@ -17,12 +17,12 @@ from ..text import Text
 from .exploration import Exploration
 from .labels import label_positions, plane_frame, segment_boxes
 from .style import (
-    BOTTOM_MARGIN,
     INK,
     OTHER_TOKENS,
     RIGHT_MARGIN,
     SCENARIO_COLOURS,
     TARGET,
+    bottom_margin,
     layout,
     plane_axes,
     plane_reach,
@@ -162,8 +162,8 @@ def tokens_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figu
             colour = "#000000" if i == example.action else (OTHER_TOKENS if shared else SCENARIO_COLOURS[scenario])
             arrows.append((plotly_text(name), x[row, i], colour, s["line"] * (1.4 if i == example.action else 0.8)))
     title = t("fig.tokens.title")
-    scale, bounds = plane_frame(state, plane_reach(x.reshape(-1, 2)), top_margin(state, wrap(title)), BOTTOM_MARGIN,
-                                PHONE_PLANE, right=RIGHT_MARGIN)
+    scale, bounds = plane_frame(state, plane_reach(x.reshape(-1, 2)), top_margin(state, wrap(title)),
+                                bottom_margin(state), PHONE_PLANE, right=RIGHT_MARGIN)
     tips = np.array([v for _, v, _, _ in arrows]) * scale
     where = label_positions(tips, [name for name, *_ in arrows], s["font"], s["marker"],
                             obstacles=segment_boxes(np.zeros_like(tips), tips), bounds=bounds)

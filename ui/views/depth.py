@@ -33,14 +33,22 @@ from .style import (
     wrap,
 )
 
-DEPTH_BOTTOM = 120  # px under the depth plane: its axis title, play button and slider
 PHONE_PLANE = 210  # px: the plot's width on a 390 px phone, beside its colour bar
+PROJECTOR_TALLER = 40  # px: the projector's plane is short and wide; a little more height fits the names
 GROUP_JOINERS = (" = ", "<br>= ")  # "errors = after deploy": on one line in projector mode's wide
 # plot, else a name a line ("errors / = after deploy"), as one line would not fit a narrow plot
 PANEL_TITLE_WIDTH = 22  # a readouts panel title's line, in columns (ui.views.style.wrap)
 BLANK = " "  # an unlabelled point's text: Plotly deletes the text node of an empty label for good, so a
 # label that is empty in one frame of an animation would never come back in a later frame
 ANGLE_FLOOR = 1e-9  # degrees: a smaller angle between two tokens is drawn at this floor (same vector)
+
+
+def depth_bottom(font: int) -> tuple[int, int]:
+    """Pixels under the depth plane: to the play button and slider (its tick labels and axis
+    title), and in all. Both are anchored in pixels below the plot, inside this margin, so Plotly
+    never grows the margin, and the plot is as high as the label placement expects."""
+    axis = int(2.6 * font) + 12
+    return axis, axis + int(2.6 * font) + 50
 
 
 def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
@@ -90,8 +98,10 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     groups = token_groups(stream)  # every block at once
     settled = settled_block(stream)
     title = t("fig.depth.title", depth=depth)
-    top = 50 + int(3 * s["font"]) if settled < depth else top_margin(state, wrap(title))  # (room for the note)
-    scale, bounds = plane_frame(state, plane_reach(stream.reshape(-1, 2)), top, DEPTH_BOTTOM, PHONE_PLANE)
+    top = 50 + int(2.5 * s["font"]) if settled < depth else top_margin(state, wrap(title))  # (room for the note)
+    axis, bottom = depth_bottom(s["font"])
+    height = s["height"] + PROJECTOR_TALLER * state.projector
+    scale, bounds = plane_frame(state, plane_reach(stream.reshape(-1, 2)), top, bottom, PHONE_PLANE, height=height)
     look = {"scale": scale, "marker": s["marker"], "font": s["font"] - 2, "joiner": GROUP_JOINERS[not state.projector],
             "inks": [text_colour(SCENARIO_COLOURS[scenario]) for scenario in state.scenarios]}
     place = functools.lru_cache(maxsize=None)(functools.partial(_label_positions, font=look["font"], bounds=bounds))
@@ -102,15 +112,15 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
         data[index].update(trace)
     controls = {
         "sliders": [{
-            "active": depth, "currentvalue": {"prefix": t("legend.block") + ": "}, "y": -0.18, "x": 0.12,
-            "len": 0.88,
-            "pad": {"t": 30}, "font": {"size": s["font"] - 2},
+            "active": depth, "currentvalue": {"prefix": t("legend.block") + ": "}, "x": 0.12, "len": 0.88,
+            "y": 0, "yanchor": "top", "pad": {"t": axis, "b": 0}, "font": {"size": s["font"] - 2},
             "steps": [{"label": str(d), "method": "animate",
                        "args": [[str(d)], {"mode": "immediate", "frame": {"duration": 0, "redraw": False},
                                            "transition": {"duration": 0}}]} for d in range(depth + 1)],
         }],
         "updatemenus": [{
-            "type": "buttons", "x": 0, "y": -0.2, "xanchor": "left", "yanchor": "top", "direction": "left",
+            "type": "buttons", "x": 0, "y": 0, "xanchor": "left", "yanchor": "top", "direction": "left",
+            "pad": {"t": axis + int(1.6 * s["font"])},
             "buttons": [{"label": "▶", "method": "animate",
                          "args": [None, {"frame": {"duration": 120, "redraw": False}, "fromcurrent": True,
                                          "transition": {"duration": 0}}]}],
@@ -118,7 +128,7 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     }
     fig = go.Figure({"data": data, "layout": controls, "frames": frames}, skip_invalid=False, _validate=False)
     layout(fig, state, t, title)
-    fig.update_layout(showlegend=False, margin={"b": DEPTH_BOTTOM})
+    fig.update_layout(showlegend=False, margin={"b": bottom}, height=height)
     if settled < depth:  # the slider's later blocks all look the same: say so, or the chart seems frozen
         fig.add_annotation(text=t("fig.depth.settled", block=settled), xref="paper", yref="paper", x=0, y=1,
                            xanchor="left", yanchor="bottom", showarrow=False,

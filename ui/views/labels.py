@@ -21,14 +21,16 @@ PROJECTOR_WIDER = 2.2  # a plane's plot in projector mode, wide over high, at 10
 
 
 def plane_frame(state: ExplorerState, reach: float, top: int, bottom: int, phone_width: int,
-                right: int = 0) -> tuple[float, tuple]:
-    """Pixels per unit of a plane drawn ``[-reach, reach]`` on equal axes in a figure of the style's
-    height with these margins, and the box (pixels, around the origin) its labels should stay in,
-    with ``right`` pixels of free margin. The server does not know the browser's width: the plot
-    is taken as wide as it is high (its height sets the scale at 1280 px), :data:`PROJECTOR_WIDER`
-    times that in projector mode, and ``phone_width`` wide on a phone. In a 1024 px window with
-    the sidebar open a plot can be narrower, and its points closer together than this expects."""
-    height = style(state)["height"] - top - bottom
+                right: int = 0, height: int | None = None) -> tuple[float, tuple]:
+    """Pixels per unit of a plane drawn ``[-reach, reach]`` on equal axes in a figure ``height``
+    high (else the style's) with these margins, and the box (pixels, around the origin) its labels
+    should stay in, with ``right`` pixels of free margin. The figure must keep its margins (no
+    legend or slider may make Plotly grow them: a browser test checks). The server does not know
+    the browser's width: the plot is taken as wide as it is high (its height sets the scale at
+    1280 px), :data:`PROJECTOR_WIDER` times that in projector mode, and ``phone_width`` wide on a
+    phone. In a 1024 px window with the sidebar open a plot can be narrower, and its points
+    closer together than this expects."""
+    height = (height or style(state)["height"]) - top - bottom
     width = min(height, phone_width) if state.phone else height * (PROJECTOR_WIDER if state.projector else 1)
     return min(width, height) / (2 * reach), (-width / 2, -height / 2, width / 2 + right, height / 2)
 

@@ -27,7 +27,6 @@ TEXT_COLOURS = {"#D55E00": "#B34700", OTHER_TOKENS: "#595959", TARGET: "#007A5A"
 # The most a chart title's line may hold, in Latin letters (a Chinese character counts as two):
 # what fits the narrowest chart the app draws (a column on a 1024 px screen, a 390 px phone).
 LINE_WIDTH = 32
-BOTTOM_MARGIN = 80  # px under a plot: its axis title and a legend row
 RIGHT_MARGIN = 20  # px
 
 
@@ -96,12 +95,18 @@ def layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figu
     fig.update_layout(
         title={"text": title, "font": {"size": size}, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": pad}},
         font={"size": s["font"]}, height=s["height"],
-        margin={"l": 60, "r": RIGHT_MARGIN, "t": top_margin(state, title), "b": BOTTOM_MARGIN},
+        margin={"l": 60, "r": RIGHT_MARGIN, "t": top_margin(state, title), "b": bottom_margin(state)},
         legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0},
     )
     fig.layout.template = PLOTLY_WHITE  # the template itself: an unvalidated figure would keep a name
     ink(fig)
     return fig
+
+
+def bottom_margin(state: ExplorerState) -> int:
+    """The room under a plot for its axis's tick labels and title (about four font sizes), and at
+    least 80 px: a legend row."""
+    return max(80, 4 * style(state)["font"] + 4)
 
 
 def top_margin(state: ExplorerState, title: str) -> int:
