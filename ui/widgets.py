@@ -305,8 +305,8 @@ def trained_model() -> TrainedModel | ModelUnavailable:
         return unavailable
 
 
-# A sentence run keeps 7 layers of 384 float64 per token: 0.37 MB for the default sentence, at most
-# ~1.3 MB (200 characters). A sentence has about 60 views and 120 runs; the caches hold one's.
+# A sentence run keeps 7 layers of 384 float32 per token: 0.18 MB for the default sentence, at most
+# ~0.65 MB (200 characters). A sentence has about 60 views and 120 runs; the caches hold one's.
 @st.cache_resource(max_entries=160, show_spinner=False)
 def _sentence_run(text: str, cfg: StackConfig) -> LayerReadouts:
     return layer_readouts(trained_model().stream(text, cfg))
