@@ -5,11 +5,12 @@ Run by hand from the repo root (never as a timed test)::
     .venv/bin/python benchmarks/real_model.py                      # 40 sessions, 60 s on each app
     .venv/bin/python benchmarks/real_model.py --sessions 10 --seconds 30
 
-In this process, on one BLAS thread as the page runs: loading and checking all-MiniLM-L6-v2
-(sha256 of the 91 MB file, reading it, float64 arrays), one forward pass of a 16-token sentence
-(the engine computes in float64), and a full page update for every pair of switch scopes the page
-offers (the comparison's forward passes, verdict, three figures, table, CSV; one block for "one"):
-without caches, and with the intact runs cached as the page keeps them after its first view.
+In this process, on one BLAS thread as the page runs (the count is read back and printed): loading
+and checking all-MiniLM-L6-v2 (sha256 of the 91 MB file, reading it as float32), one forward pass of
+a 16-token sentence (the engine runs the model in float32), and a full page update for every pair
+of switch scopes the page offers (the comparison's forward passes, verdict, three figures, table,
+CSV; one block for "one"): without caches, and with the intact runs cached as the page keeps them
+after its first view.
 Then ``--sessions`` protocol sessions (protocol_client.py; no browser) on /real, joining one every
 ``--join-every`` s and each changing a control every 2-6 s; the same sessions on the bare baseline
 app (benchmarks/baseline_app.py) in the same run. Errors, rerun times (request to the server's
@@ -39,7 +40,7 @@ SCOPES = ("on", "all", "one")
 
 def engine_part() -> None:
     sys.path.insert(0, str(h.ROOT))
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     from blockstab.ablations import INCIDENT, Ablation, compare, layer_readouts
     from blockstab.pretrained import intact_config, load_model
@@ -47,6 +48,8 @@ def engine_part() -> None:
     from ui.text import Text
 
     threadpool_limits(limits=1, user_api="blas")
+    blas = sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+    print(f"BLAS threads in this process: {blas}")
     start = time.perf_counter()
     model = load_model()
     first = (time.perf_counter() - start) * 1e3
@@ -56,7 +59,8 @@ def engine_part() -> None:
     print(f"{'load + sha256 check, again (file in the page cache)':<64}{best:>10.1f}{median:>12.1f}")
     tokens = len(model.token_ids(SIXTEEN_TOKENS))
     best, median = timed(lambda: model.stream(SIXTEEN_TOKENS, intact_config()), 30)
-    print(f"{f'forward pass, {tokens} tokens, float64':<64}{best:>10.2f}{median:>12.2f}")
+    dtype = model.stream(SIXTEEN_TOKENS, intact_config()).dtype
+    print(f"{f'forward pass, {tokens} tokens, {dtype}':<64}{best:>10.2f}{median:>12.2f}")
     t = Text("en")
 
     intact, runs = intact_config(), {}

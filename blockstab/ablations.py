@@ -69,9 +69,10 @@ class Ablation:
 class LayerReadouts:
     """One sentence through one model; index 0 is the embedding output, index l block l's output.
 
-    ``stream`` ``(7, tokens, 384)``; ``pairwise_cosine``, ``rms`` (mean over tokens) and
-    ``cosine_to_input`` (each token's cosine to itself at index 0, mean over tokens) ``(7,)``;
-    ``embedding`` ``(384,)``, the unit-length sentence embedding.
+    ``stream`` ``(7, tokens, 384)``, float32 as the forward pass gives it; the rest float64, computed
+    from it: ``pairwise_cosine``, ``rms`` (mean over tokens) and ``cosine_to_input`` (each token's
+    cosine to itself at index 0, mean over tokens) ``(7,)``; ``embedding`` ``(384,)``, the
+    unit-length sentence embedding.
     """
 
     stream: np.ndarray
@@ -82,13 +83,15 @@ class LayerReadouts:
 
 
 def layer_readouts(stream: np.ndarray) -> LayerReadouts:
-    return LayerReadouts(stream, mean_pairwise_cosine(stream), rms(stream).mean(axis=-1),
-                         cosine(stream, stream[:1]).mean(axis=-1), sentence_embedding(stream[-1]))
+    wide = np.asarray(stream, dtype=np.float64)
+    return LayerReadouts(stream, mean_pairwise_cosine(wide), rms(wide).mean(axis=-1),
+                         cosine(wide, wide[:1]).mean(axis=-1), sentence_embedding(wide[-1]))
 
 
 def projection_axes(stream: np.ndarray) -> np.ndarray:
     """Per layer, the two directions ``(7, 2, 384)`` along which the unit-length tokens spread most
     (principal axes), each signed so that its largest component is positive."""
+    stream = np.asarray(stream, dtype=np.float64)
     unit = stream / np.linalg.norm(stream, axis=-1, keepdims=True)
     _, _, vt = np.linalg.svd(unit - unit.mean(axis=-2, keepdims=True), full_matrices=False)
     axes = vt[:, :2]
@@ -99,6 +102,7 @@ def projection_axes(stream: np.ndarray) -> np.ndarray:
 def project(stream: np.ndarray, axes: np.ndarray) -> np.ndarray:
     """Unit-length tokens on each layer's two axes ``(7, tokens, 2)``: inside the unit disk, so one
     fixed range shows every ablation, collapse included (tokens that point alike land together)."""
+    stream = np.asarray(stream, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         unit = stream / np.linalg.norm(stream, axis=-1, keepdims=True)
     return unit @ np.swapaxes(axes, -1, -2)

@@ -20,6 +20,7 @@ feed-forward sub-block: ``y = h``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -131,7 +132,7 @@ class StackConfig:
     @cached_property
     def branch_scale(self) -> float:
         """Weight of the new computation F(x) in the residual sum."""
-        return 1.0 / np.sqrt(self.depth) if self.residual_scale == "inv_sqrt_depth" else 1.0
+        return 1.0 / math.sqrt(self.depth) if self.residual_scale == "inv_sqrt_depth" else 1.0
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -233,7 +234,8 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 
 def _checked_input(x: np.ndarray, params: StackParams, cfg: StackConfig) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
+    """``x`` as float64, or as float32 when it is float32 (a trained model's weights and activations)."""
+    x = np.asarray(x, dtype=np.float32 if np.asarray(x).dtype == np.float32 else np.float64)
     if x.ndim != 3 or not np.all(np.isfinite(x)):
         raise ValueError("input must be a finite (batch, tokens, d_model) array")
     if len(params.blocks) not in (1, cfg.depth):
@@ -246,8 +248,8 @@ def run_stack(x: np.ndarray, params: StackParams, cfg: StackConfig) -> Trace:
     x = _checked_input(x, params, cfg)
     block = BLOCKS[cfg.placement]
     heads = params.block(0).attention.heads
-    values = np.empty((cfg.depth, len(cfg.stages), *x.shape))
-    weights = np.empty((cfg.depth, x.shape[0], heads, x.shape[1], x.shape[1]))
+    values = np.empty((cfg.depth, len(cfg.stages), *x.shape), dtype=x.dtype)
+    weights = np.empty((cfg.depth, x.shape[0], heads, x.shape[1], x.shape[1]), dtype=x.dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         for i in range(cfg.depth):
             stages, weights[i] = block(x, params.block(i), cfg.at_block(i))
@@ -267,7 +269,7 @@ def run_stream(
     """
     x = _checked_input(x, params, cfg)
     block = BLOCKS[cfg.placement]
-    stream = np.empty((cfg.depth + 1, *x.shape))
+    stream = np.empty((cfg.depth + 1, *x.shape), dtype=x.dtype)
     stream[0] = x
     with np.errstate(over="ignore", invalid="ignore"):
         for i in range(cfg.depth):

@@ -1,10 +1,12 @@
-"""The four parts of a Transformer block, as pure functions on float64 arrays.
+"""The four parts of a Transformer block, as pure functions on float64 arrays (or float32 ones, for a
+trained model's weights: constants are Python floats, so float32 is never promoted to float64).
 
 Shapes: ``x`` is ``(batch, tokens, d_model)``; every function returns a new array.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,7 +109,7 @@ def attention_weights(x: np.ndarray, p: AttentionParams, causal: bool = False) -
     """softmax(Q K^T / sqrt(d_head)) per head: ``(B, H, T, T)``, rows sum to 1 (Vaswani et al. 2017)."""
     q = split_heads(linear(x, p.w_query, p.b_query), p.heads)
     k = split_heads(linear(x, p.w_key, p.b_key), p.heads)
-    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(q.shape[-1])
     if causal:
         tokens = x.shape[1]
         scores = np.where(np.tri(tokens, dtype=bool), scores, -np.inf)
@@ -122,7 +124,7 @@ def attention(x: np.ndarray, p: AttentionParams, weights: np.ndarray) -> np.ndar
 
 def gelu(x: np.ndarray) -> np.ndarray:
     """GELU, tanh approximation (Hendrycks & Gimpel 2016, as in GPT-2)."""
-    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
 
 
 def erf(x: np.ndarray) -> np.ndarray:
@@ -138,7 +140,7 @@ def erf(x: np.ndarray) -> np.ndarray:
 
 def gelu_erf(x: np.ndarray) -> np.ndarray:
     """GELU as defined, ``x * Phi(x) = x/2 * (1 + erf(x / sqrt 2))`` (BERT's activation)."""
-    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
 def relu(x: np.ndarray) -> np.ndarray:

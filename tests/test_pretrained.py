@@ -1,8 +1,9 @@
-"""all-MiniLM-L6-v2 in the engine: the reference from sentence-transformers (within 1e-5), the
-checksum refusal and a missing package."""
+"""all-MiniLM-L6-v2 in the engine: the reference from sentence-transformers (within 1e-5, the engine
+in float32), the checksum refusal and a missing package."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,29 @@ def model():
     return load_model()
 
 
+def _arrays(params):
+    if isinstance(params, np.ndarray):
+        yield params
+    elif isinstance(params, tuple):
+        for p in params:
+            yield from _arrays(p)
+    elif dataclasses.is_dataclass(params):
+        for field in dataclasses.fields(params):
+            yield from _arrays(getattr(params, field.name))
+
+
+def test_the_model_is_float32_end_to_end(model):
+    """Weights as the file stores them (91 MB, not 182 MB as float64) and every hidden state float32."""
+    weights = list(_arrays(model.embeddings)) + list(_arrays(model.stack))
+    assert {w.dtype for w in weights} == {np.dtype(np.float32)}
+    assert 22_000_000 < sum(w.size for w in weights) < 23_000_000  # 22.7 M parameters
+    assert model.stream(SENTENCES[0], intact_config()).dtype == np.float32
+
+
 @pytest.mark.parametrize("i", range(len(SENTENCES)))
 def test_tokens_and_hidden_states_match_the_reference(model, i):
+    """The float32 forward pass within 1e-5 of torch's float32 one on every element (3.0e-6 at worst,
+    hidden states up to 9.7 in size; the float64 pass was 2.6e-6 off: the two float32 roundings differ)."""
     ids = model.token_ids(SENTENCES[i])
     np.testing.assert_array_equal(ids, REFERENCE[f"ids_{i}"])
     stream = model.stream(SENTENCES[i], intact_config())

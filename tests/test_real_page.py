@@ -4,6 +4,10 @@ hostile sentences, a missing or tampered model (the rest of the app unaffected).
 from __future__ import annotations
 
 import functools
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -153,3 +157,62 @@ def test_projector_mode_hides_the_intro(model):
     at = open_real("en", projector="true")
     assert Text("en")("real.intro") not in [c.value for c in at.caption]
     assert verdict(at) == expected_verdict(model, Ablation(), "en")
+
+
+# Run in a fresh process, as a server runs the page: threadpoolctl lets one live Python thread set
+# OpenBLAS's process-wide count and ignores the others, and the page runs in a script thread. The
+# model is loaded (and BLAS pinned) by a session thread that has ended, then other code in another
+# passing thread sets two threads; then the page computes. Records the count inside every forward
+# pass and the projection's SVD.
+BLAS_PROBE = """
+import json, threading
+from streamlit.testing.v1 import AppTest
+from threadpoolctl import threadpool_info, threadpool_limits
+from blockstab import ablations
+from blockstab.pretrained import TrainedModel
+from ui import widgets
+
+def threads():
+    return sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+
+seen, stream, axes = [], TrainedModel.stream, ablations.projection_axes
+
+def watched_stream(self, text, cfg):
+    seen.append(["forward", threading.current_thread().name, threads()])
+    return stream(self, text, cfg)
+
+def watched_axes(hidden):
+    seen.append(["svd", threading.current_thread().name, threads()])
+    return axes(hidden)
+
+def in_a_passing_thread(work):
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+
+in_a_passing_thread(widgets.trained_model)
+in_a_passing_thread(lambda: threadpool_limits(limits=2, user_api="blas"))
+TrainedModel.stream, ablations.projection_axes = watched_stream, watched_axes
+before = threads()
+at = AppTest.from_file("app.py", default_timeout=120)
+at.query_params.update({"lang": "en", "real_residual": "all", "real_norm": "one", "real_layer": "3"})
+at.run()
+at.switch_page("pages/real_model.py").run()
+print(json.dumps({"before": before, "seen": seen, "errors": [str(e.value) for e in at.exception]}))
+"""
+
+
+def test_the_page_computes_on_one_blas_thread():
+    """The count read inside the computation, not a call checked: one BLAS thread in every pass, though
+    other code set two after the model was loaded."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    done = subprocess.run([sys.executable, "-c", BLAS_PROBE], cwd=APP.parent, env=env, capture_output=True,
+                          text=True, timeout=300, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not found["errors"], found["errors"]
+    if found["before"] == [1]:
+        pytest.skip("BLAS runs one thread at most here: nothing to pin")
+    # six passes (the sentence is the meaning test's first: one intact and one ablated run serve both), one SVD
+    assert sorted(step for step, _, _ in found["seen"]) == ["forward"] * 6 + ["svd"]
+    assert all(thread != "MainThread" for _, thread, _ in found["seen"])  # a script thread, as in a server
+    assert all(threads == [1] for _, _, threads in found["seen"]), found

@@ -10,6 +10,7 @@ import json
 import math
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 from blockstab.ablations import INCIDENT, NORM_OFF, SCOPES, Ablation, compare, project, projection_axes
@@ -24,6 +25,7 @@ from ui.real_views import (
     comparison_csv,
     findings,
     layers_figure,
+    meaning_figure,
     panel_centre,
     projection_figure,
 )
@@ -161,6 +163,18 @@ def test_projection_figure_has_fixed_axes_and_escaped_tokens(model, runs):
         assert np.abs(drawn).max() <= 1 + 1e-12
     words = {w.split(" · ")[0] for trace in fig.data for w in trace.text}
     assert "&lt;" in words and not any("<" in w for w in words)
+
+
+@pytest.mark.parametrize(("lang", "projector", "phone"),
+                         [("en", False, False), ("zh", True, False), ("en", False, True)])
+def test_figures_built_without_validation_are_what_validation_would_make(model, runs, lang, projector, phone):
+    """The figures skip Plotly's validation for speed: validated, each is accepted and sent unchanged."""
+    t = Text(lang)
+    for c in (runs[Ablation(residual="one", norm="all", layer=4)], compare(model, "<b>回滚</b> 🚀", Ablation())):
+        for fig in (layers_figure(c, t, projector, phone), meaning_figure(c, t, projector),
+                    projection_figure(c, t, projector, phone)):
+            validated = go.Figure(fig.to_dict())  # raises on any property Plotly does not know
+            assert json.loads(validated.to_json()) == json.loads(fig.to_json())
 
 
 def test_csv_holds_every_number(runs):

@@ -1,8 +1,10 @@
-"""The engine's parts for a trained model: biases, erf GELU, the "affine" norm ablation and the
-per-layer switches, against hand-worked cases and as properties of whole-stack switches."""
+"""The engine's parts for a trained model: biases, erf GELU, the "affine" norm ablation, the
+per-layer switches and float32 weights, against hand-worked cases and as properties of whole-stack
+switches."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from blockstab.block import BlockParams, StackConfig, StackParams, run_stack
+from blockstab.block import BLOCKS, BlockParams, StackConfig, StackParams, run_stack, run_stream
 from blockstab.init import random_stack, random_tokens
 from blockstab.sublayers import (
     AttentionParams,
@@ -129,3 +131,39 @@ def test_attention_biases_add_where_bert_adds_them():
 def test_affine_norm_is_gain_and_bias_only():
     p = NormParams(np.array([2.0, -1.0]), np.array([0.5, 0.0]))
     assert_array_equal(normalize(np.array([[3.0, 4.0]]), p, "affine", 1e-12), [[6.5, -4.0]])
+
+
+def _as_float32(params):
+    """Every array of a (nested) parameter dataclass as float32, as a trained model's file stores them."""
+    if isinstance(params, np.ndarray):
+        return params.astype(np.float32)
+    if isinstance(params, tuple):
+        return tuple(_as_float32(p) for p in params)
+    if dataclasses.is_dataclass(params):
+        return dataclasses.replace(params, **{f.name: _as_float32(getattr(params, f.name))
+                                              for f in dataclasses.fields(params) if f.init})
+    return params
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 1000), placement=st.sampled_from(("post", "pre")),
+       activation=st.sampled_from(("relu", "gelu", "gelu_erf")),
+       residual_scale=st.sampled_from(("one", "inv_sqrt_depth")))
+def test_float32_weights_and_input_run_in_float32_end_to_end(seed, placement, activation, residual_scale):
+    """The trained model's path: float32 stays float32 in every stage (no silent float64 promotion by a
+    NumPy scalar), and agrees with the same weights run in float64 to float32's precision."""
+    params = random_stack(seed, 3, 16, 4, 32, scheme="bert", activation=activation)
+    x = random_tokens(seed, 1, 5, 16)
+    cfg = StackConfig(depth=3, norm="layernorm", placement=placement, residual_scale=residual_scale, eps=1e-12,
+                      norm_off=frozenset({1}), norm_off_kind="affine")
+    narrow = run_stack(x.astype(np.float32), _as_float32(params), cfg)
+    assert narrow.values.dtype == narrow.attention.dtype == narrow.output.dtype == np.float32
+    for i in range(3):  # each block's own results (the trace's float32 buffers would hide a promotion)
+        stages, weights = BLOCKS[placement](narrow.stream[i], _as_float32(params).block(i), cfg.at_block(i))
+        assert {a.dtype for a in (*stages, weights)} == {np.dtype(np.float32)}
+    stream = run_stream(x.astype(np.float32), _as_float32(params), cfg)
+    assert stream.dtype == np.float32
+    assert_array_equal(stream, narrow.stream)
+    wide = run_stack(x, params, cfg)
+    assert wide.values.dtype == np.float64
+    assert_allclose(narrow.values, wide.values, rtol=0, atol=1e-4 * np.abs(wide.values).max())

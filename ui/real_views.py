@@ -7,7 +7,9 @@ against the engine in tests/test_real_views.py. Tokens are user text: Plotly lab
 
 from __future__ import annotations
 
+import copy
 import csv
+import functools
 import io
 
 import numpy as np
@@ -20,7 +22,7 @@ from blockstab.pretrained import DEPTH
 from .examples import plotly_text
 from .numbers import readable
 from .text import Text
-from .views.style import OTHER_TOKENS, ink, wrap
+from .views.style import OTHER_TOKENS, PLOTLY_WHITE, ink_layout, wrap
 
 ABLATED, INTACT = "#0072B2", OTHER_TOKENS
 # (catalog key, which run, colour, line dash) of the two runs every figure draws
@@ -86,47 +88,63 @@ def verdict_text(c: Comparison, t: Text) -> str:
     return "\n".join(f"- {t(key, **fields)}" for key, fields in findings(c))
 
 
+@functools.lru_cache(maxsize=16)
+def _panel_grid(phone: bool, titles: tuple[str, ...]) -> dict:
+    """The three panels' axes and titles as ``make_subplots`` lays them out, once per shape and language."""
+    rows, cols = (3, 1) if phone else (1, 3)
+    grid = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.08,
+                         vertical_spacing=0.16).to_plotly_json()["layout"]
+    grid.pop("template", None)
+    return grid
+
+
+def _figure(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plain dicts, wrapped without Plotly's per-property validation (as the Explorer's
+    depth figure): validating the three figures cost ~60 ms of every page update (docs/benchmarks.md).
+    tests/test_real_views.py checks that validating them would accept them and change nothing."""
+    return go.Figure({"data": data, "layout": ink_layout(layout)}, skip_invalid=False, _validate=False)
+
+
 def layers_figure(c: Comparison, t: Text, projector: bool = False, phone: bool = False) -> go.Figure:
     """The three per-layer readouts, intact (grey, dashed) beside ablated: collapse, size, identity;
     one under another on a phone."""
-    rows, cols = (3, 1) if phone else (1, 3)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[wrap(t(f"real.panel.{p}")) for p in PANELS],
-                        horizontal_spacing=0.08, vertical_spacing=0.16)
     layers = list(range(DEPTH + 1))
-    traces, cells = [], []
+    layout = copy.deepcopy(_panel_grid(phone, tuple(wrap(t(f"real.panel.{p}")) for p in PANELS)))
+    data = []
     for index, panel in enumerate(PANELS):
+        axis = "" if index == 0 else str(index + 1)  # panel i's axes: x, y; x2, y2; x3, y3
         for name, run, colour, dash in shown_runs(c):
-            traces.append(go.Scatter(x=layers, y=[float(v) for v in getattr(getattr(c, run), panel)],
-                                     mode="lines+markers", name=t(name), legendgroup=name, showlegend=index == 0,
-                                     line={"color": colour, "dash": dash, "width": 4 if projector else 2.5}))
-            cells.append((index // cols + 1, index % cols + 1))
-    fig.add_traces(traces, rows=[row for row, _ in cells], cols=[col for _, col in cells])
-    axis = {"title_text": t("real.axis.block"), "tickvals": layers}
-    fig.update_layout(xaxis=axis, xaxis2=axis, xaxis3=axis, yaxis={"range": [-0.05, 1.05]},
-                      yaxis2={"type": "log", "exponentformat": "power"}, yaxis3={"range": [-1.05, 1.05]})
-    fig.update_annotations(font_size=20 if projector else 14)
-    fig.update_layout(height=(460 if projector else 380) * (2.6 if phone else 1), template="plotly_white",
-                      font={"size": 18 if projector else 13}, margin={"l": 50, "r": 20, "t": 90, "b": 40},
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.12 / (2.6 if phone else 1), "x": 0})
-    return ink(fig)
+            data.append({"type": "scatter", "x": layers, "y": [float(v) for v in getattr(getattr(c, run), panel)],
+                         "mode": "lines+markers", "name": t(name), "legendgroup": name, "showlegend": index == 0,
+                         "line": {"color": colour, "dash": dash, "width": 4 if projector else 2.5},
+                         "xaxis": "x" + axis, "yaxis": "y" + axis})
+        layout["xaxis" + axis].update(title={"text": t("real.axis.block")}, tickvals=layers)
+    for annotation in layout["annotations"]:
+        annotation["font"]["size"] = 20 if projector else 14
+    layout["yaxis"]["range"] = [-0.05, 1.05]
+    layout["yaxis2"].update(type="log", exponentformat="power")
+    layout["yaxis3"]["range"] = [-1.05, 1.05]
+    layout.update(height=(460 if projector else 380) * (2.6 if phone else 1), template=PLOTLY_WHITE,
+                  font={"size": 18 if projector else 13}, margin={"l": 50, "r": 20, "t": 90, "b": 40},
+                  legend={"orientation": "h", "yanchor": "bottom", "y": 1.12 / (2.6 if phone else 1), "x": 0})
+    return _figure(data, layout)
 
 
 def meaning_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure:
     """Similarity of the incident sentence to its paraphrase and to the unrelated sentence, intact
     and ablated, on a fixed axis from -1 to 1."""
     labels = [t("real.bar.paraphrase"), t("real.bar.unrelated")]
-    fig = go.Figure()
+    data = []
     for name, run, colour, _ in shown_runs(c):
         values = (c.intact_paraphrase, c.intact_unrelated) if run == "intact" else (c.paraphrase, c.unrelated)
-        fig.add_trace(go.Bar(y=labels, x=list(values), name=t(name), orientation="h", marker_color=colour,
-                             text=[f"{v:.3f}" for v in values], textposition="outside"))
-    fig.update_xaxes(range=[-1.1, 1.25], title_text=wrap(t("real.axis.similarity")))
-    fig.update_yaxes(autorange="reversed")
-    fig.update_layout(title={"text": wrap(t("real.meaning_title"))}, barmode="group",
-                      height=300 if projector else 260, template="plotly_white",
-                      font={"size": 18 if projector else 13}, margin={"l": 20, "r": 20, "t": 70, "b": 60},
-                      legend={"orientation": "h", "y": -0.45})
-    return ink(fig)
+        data.append({"type": "bar", "y": labels, "x": list(values), "name": t(name), "orientation": "h",
+                     "marker": {"color": colour}, "text": [f"{v:.3f}" for v in values], "textposition": "outside"})
+    return _figure(data, {
+        "xaxis": {"range": [-1.1, 1.25], "title": {"text": wrap(t("real.axis.similarity"))}},
+        "yaxis": {"autorange": "reversed"},
+        "title": {"text": wrap(t("real.meaning_title"))}, "barmode": "group", "height": 300 if projector else 260,
+        "template": PLOTLY_WHITE, "font": {"size": 18 if projector else 13},
+        "margin": {"l": 20, "r": 20, "t": 70, "b": 60}, "legend": {"orientation": "h", "y": -0.45}})
 
 
 PROJECTION_COLUMNS = 4  # seven panels on two rows, the legend in the eighth place (two a row on a phone)
@@ -148,13 +166,13 @@ def projection_figure(c: Comparison, t: Text, projector: bool = False, phone: bo
     layers = range(DEPTH + 1)
     centres = np.array([panel_centre(layer, columns) for layer in layers])
     words = [f"{plotly_text(token)} · {layer_name(layer, t)}" for layer in layers for token in c.tokens]
-    fig = go.Figure()
+    data = []
     for name, run, colour, _ in shown_runs(c):
         points = (getattr(c, f"{run}_points") + centres[:, None, :]).reshape(-1, 2)
-        fig.add_trace(go.Scatter(x=points[:, 0], y=points[:, 1], mode="markers", text=words, name=t(name),
-                                 hovertemplate="%{text}<extra></extra>",
-                                 marker={"color": colour, "size": 10 if projector else 7,
-                                         "opacity": 0.5 if run == "intact" else 0.9}))
+        data.append({"type": "scatter", "x": points[:, 0], "y": points[:, 1], "mode": "markers", "text": words,
+                     "name": t(name), "hovertemplate": "%{text}<extra></extra>",
+                     "marker": {"color": colour, "size": 10 if projector else 7,
+                                "opacity": 0.5 if run == "intact" else 0.9}})
     frame = {"line": {"color": "#BBBBBB", "width": 1}, "layer": "below"}
     shapes = [shape for x, y in centres for shape in (
         {"type": "rect", "x0": x - HALF, "x1": x + HALF, "y0": y - HALF, "y1": y + HALF, **frame},
@@ -167,16 +185,15 @@ def projection_figure(c: Comparison, t: Text, projector: bool = False, phone: bo
     left, right = -HALF - 0.05, (columns - 1) * PANEL_STEP + HALF + 0.05
     bottom, top = -(rows - 1) * PANEL_STEP - HALF - 0.05, HALF + 0.35
     legend_x, legend_y = panel_centre(len(layers), columns)  # the first free place
-    fig.update_layout(
-        title={"text": wrap(t("real.projection_title"))}, template="plotly_white",
-        height=(680 if projector else 600) if not phone else 320 * rows,
-        font={"size": 16 if projector else 12}, margin={"l": 10, "r": 10, "t": 80, "b": 10},
-        xaxis={**hidden, "range": [left, right]},
-        yaxis={**hidden, "range": [bottom, top], "scaleanchor": "x"},
-        shapes=shapes, annotations=titles,
-        legend={"orientation": "v", "xanchor": "left", "x": (legend_x - HALF - left) / (right - left),
-                "y": (legend_y - bottom) / (top - bottom)})
-    return ink(fig)
+    return _figure(data, {
+        "title": {"text": wrap(t("real.projection_title"))}, "template": PLOTLY_WHITE,
+        "height": (680 if projector else 600) if not phone else 320 * rows,
+        "font": {"size": 16 if projector else 12}, "margin": {"l": 10, "r": 10, "t": 80, "b": 10},
+        "xaxis": {**hidden, "range": [left, right]},
+        "yaxis": {**hidden, "range": [bottom, top], "scaleanchor": "x"},
+        "shapes": shapes, "annotations": titles,
+        "legend": {"orientation": "v", "xanchor": "left", "x": (legend_x - HALF - left) / (right - left),
+                   "y": (legend_y - bottom) / (top - bottom)}})
 
 
 COLUMNS = ("pairwise_cosine", "rms", "cosine_to_input")

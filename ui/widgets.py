@@ -294,32 +294,44 @@ def lab_controls(t: Text) -> dict:
         return values | {c.key: render_control(c, t) for c in stack}
 
 
+def one_blas_thread() -> None:
+    """BLAS on one thread where the Real model page computes, as the Depth lab's runs: two threads were
+    ten times slower on a loaded 2-core machine. OpenBLAS has one thread count for the whole process,
+    so it is set and never restored (a session restoring its old count would unpin another's run).
+    threadpoolctl lets one live Python thread set it and ignores the others, and a session's script
+    thread ends with its run, so the count is set at every computation (0.3 ms), not once per process:
+    the first thread to compute takes control and pins it (tests/test_real_page.py reads the count
+    inside the computation)."""
+    threadpool_limits(limits=1, user_api="blas")
+
+
 @st.cache_resource(show_spinner=False)
 def trained_model() -> TrainedModel | ModelUnavailable:
-    """all-MiniLM-L6-v2, read and checked once per process (or why it cannot be used). Its runs use
-    one BLAS thread, as the Depth lab's: two threads were ten times slower on a loaded 2-core machine."""
-    threadpool_limits(limits=1, user_api="blas")
+    """all-MiniLM-L6-v2, read and checked once per process (or why it cannot be used)."""
+    one_blas_thread()
     try:
         return load_model()
     except ModelUnavailable as unavailable:
         return unavailable
 
 
-# A sentence run keeps 7 layers of 384 float64 per token: 0.37 MB for the default sentence, at most
-# ~1.3 MB (200 characters). A sentence has about 60 views and 120 runs; the caches hold one's.
+# A sentence run keeps 7 layers of 384 float32 per token: 0.18 MB for the default sentence, at most
+# ~0.65 MB (200 characters). A sentence has about 60 views and 120 runs; the caches hold one's.
 @st.cache_resource(max_entries=160, show_spinner=False)
 def _sentence_run(text: str, cfg: StackConfig) -> LayerReadouts:
+    one_blas_thread()
     return layer_readouts(trained_model().stream(text, cfg))
 
 
 @st.cache_resource(max_entries=96, show_spinner=False)
 def real_comparison(sentence: str, ablation: Ablation) -> Comparison:
+    one_blas_thread()  # the projection's SVD (LAPACK) runs here, besides the forward passes
     return compare(trained_model(), sentence, ablation, _sentence_run)
 
 
 @st.cache_resource(max_entries=96, show_spinner=False)
 def real_figures(sentence: str, ablation: Ablation, lang: str, projector: bool, phone: bool) -> tuple:
-    """The page's three figures, built once for a class (Plotly's validation costs more than the model)."""
+    """The page's three figures, built once for a class (about 2 ms: they skip Plotly's validation)."""
     c, t = real_comparison(sentence, ablation), Text(lang)
     return (layers_figure(c, t, projector, phone), meaning_figure(c, t, projector),
             projection_figure(c, t, projector, phone))

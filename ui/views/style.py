@@ -3,6 +3,7 @@ axes and log axes that tick whole powers of ten."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import numpy as np
@@ -133,6 +134,25 @@ def ink(fig: go.Figure) -> go.Figure:
         slider.font.color = INK
         slider.currentvalue.font.color = INK
     return fig
+
+
+def ink_layout(layout: dict) -> dict:
+    """:func:`ink` on a plain layout dict, for a figure built without Plotly's validation: the same
+    colours set on the same keys (every axis the layout names, at least ``xaxis`` and ``yaxis``)."""
+    layout.setdefault("font", {})["color"] = INK
+    for key in ("title", "legend"):
+        layout.setdefault(key, {}).setdefault("font", {})["color"] = INK
+    layout.setdefault("xaxis", {})
+    layout.setdefault("yaxis", {})
+    for key in [key for key in layout if re.fullmatch(r"[xy]axis\d*", key)]:
+        layout[key].setdefault("tickfont", {})["color"] = INK
+        layout[key].setdefault("title", {}).setdefault("font", {})["color"] = INK
+    for annotation in layout.get("annotations", ()):
+        annotation.setdefault("font", {}).setdefault("color", INK)
+    for slider in layout.get("sliders", ()):
+        slider.setdefault("font", {})["color"] = INK
+        slider.setdefault("currentvalue", {}).setdefault("font", {})["color"] = INK
+    return layout
 
 
 def plane_reach(points: np.ndarray) -> float:
