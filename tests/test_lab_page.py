@@ -10,6 +10,10 @@ whole language matrix are marked slow.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -341,3 +345,48 @@ def test_the_teachers_page_links_every_paper_preset(lang):
     at.switch_page("pages/teachers.py").run()
     links = [(link.proto.label, link.proto.page, link.proto.query_string) for link in at.get("page_link")]
     assert links == [(t(f"paper.{p}.title"), "lab", f"lab_show={p}&lang={lang}") for p in PAPERS]
+
+
+# As in tests/test_real_page.py: in a fresh process, as a server runs the page. Another thread that
+# has ended set two BLAS threads (threadpoolctl then ignores a later call from any other thread
+# unless the pin is made where the run computes); the count is read inside every run.
+BLAS_PROBE = """
+import json, threading
+from streamlit.testing.v1 import AppTest
+from threadpoolctl import threadpool_info, threadpool_limits
+from blockstab import lab
+
+def threads():
+    return sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+
+seen, curves = [], lab.depth_curves
+
+def watched(*args, **kwargs):
+    seen.append([threading.current_thread().name, threads()])
+    return curves(*args, **kwargs)
+
+thread = threading.Thread(target=lambda: threadpool_limits(limits=2, user_api="blas"))
+thread.start()
+thread.join()
+before = threads()
+lab.depth_curves = watched
+at = AppTest.from_file("app.py", default_timeout=120)
+at.query_params.update(QUERY)
+at.run()
+at.switch_page("pages/depth_lab.py").run()
+print(json.dumps({"before": before, "seen": seen, "errors": [str(e.value) for e in at.exception]}))
+"""
+
+
+def test_lab_runs_compute_on_one_blas_thread():
+    """The count read inside each run, not a call checked: one BLAS thread, though other code set two."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    query = {"lang": "en", "lab_compare": "stabilisers", **{key: str(value) for key, value in SMALL.items()}}
+    done = subprocess.run([sys.executable, "-c", BLAS_PROBE.replace("QUERY", repr(query))], cwd=APP.parent,
+                          env=env, capture_output=True, text=True, timeout=300, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not found["errors"], found["errors"]
+    assert found["before"] == [2], "the probe could not set two BLAS threads: nothing would show a missing pin"
+    assert len(found["seen"]) == len(compared_setups(lab_setup(DEFAULTS | SMALL)[0], "stabilisers"))
+    assert all(thread != "MainThread" for thread, _ in found["seen"])  # a script thread, as in a server
+    assert all(threads == [1] for _, threads in found["seen"]), found

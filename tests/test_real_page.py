@@ -210,8 +210,7 @@ def test_the_page_computes_on_one_blas_thread():
                           text=True, timeout=300, check=True)
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert not found["errors"], found["errors"]
-    if found["before"] == [1]:
-        pytest.skip("BLAS runs one thread at most here: nothing to pin")
+    assert found["before"] == [2], "the probe could not set two BLAS threads: nothing would show a missing pin"
     # six passes (the sentence is the meaning test's first: one intact and one ablated run serve both), one SVD
     assert sorted(step for step, _, _ in found["seen"]) == ["forward"] * 6 + ["svd"]
     assert all(thread != "MainThread" for _, thread, _ in found["seen"])  # a script thread, as in a server

@@ -295,13 +295,13 @@ def lab_controls(t: Text) -> dict:
 
 
 def one_blas_thread() -> None:
-    """BLAS on one thread where the Real model page computes, as the Depth lab's runs: two threads were
+    """BLAS on one thread where the Real model page and the Depth lab compute: two threads were
     ten times slower on a loaded 2-core machine. OpenBLAS has one thread count for the whole process,
     so it is set and never restored (a session restoring its old count would unpin another's run).
     threadpoolctl lets one live Python thread set it and ignores the others, and a session's script
     thread ends with its run, so the count is set at every computation (0.3 ms), not once per process:
-    the first thread to compute takes control and pins it (tests/test_real_page.py reads the count
-    inside the computation)."""
+    the first thread to compute takes control and pins it (tests/test_real_page.py and
+    tests/test_lab_page.py read the count inside the computation)."""
     threadpool_limits(limits=1, user_api="blas")
 
 
@@ -364,10 +364,8 @@ class OverTime(Exception):
 
 @st.cache_resource
 def _lab_runs() -> SharedRuns:
-    """One run per core, each on one BLAS thread: two threads per run fought for the cores (a
-    setup took 18 s instead of 3 s under load). OpenBLAS's thread count is the process's, so it
-    is set once, here, before any run."""
-    threadpool_limits(limits=1, user_api="blas")
+    """One run per core, each on one BLAS thread (:func:`one_blas_thread`, at every run): two
+    threads per run fought for the cores (a setup took 18 s instead of 3 s under load)."""
     return SharedRuns(size=64, workers=max(1, min(4, os.cpu_count() or 1)))
 
 
@@ -387,6 +385,7 @@ def computed_with_progress(key, compute, t: Text):
     bar = st.progress(0.0, text=t("lab.running"))
 
     def run_here(report):
+        one_blas_thread()
         last = [0.0, time.monotonic()]
         deadline = last[1] + MAX_SECONDS
 
