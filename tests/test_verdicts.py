@@ -143,6 +143,19 @@ def test_residual_off_reads_as_collapse_and_both_off_as_a_vanished_signal():
     assert verdict_findings(both_off, explore(both_off), Text("en"))[0].key in ("verdict.zero", "verdict.vanished")
 
 
+def test_the_collapse_verdict_is_per_sentence_because_the_two_sentences_stay_apart():
+    """The verdict says every token *of a sentence* points the same way: across the two sentences
+    they do not, so the plain "every token" would be false on the screen that shows both."""
+    state = ExplorerState(residual=False)
+    result = explore(state)
+    assert verdict_findings(state, result, Text("en"))[0].key == "verdict.collapse"
+    end = result.trace.stream[-1]
+    assert angle_degrees(end[0, state.example.action], end[1, state.example.action]) > 90
+    for lang in ("en", "zh"):
+        assert Text(lang)("verdict.collapse", block=3, tolerance=1).count(
+            {"en": "of a sentence", "zh": "每句话"}[lang]) == 1
+
+
 def test_pre_ln_with_both_on_is_explained_not_alarmed():
     state = ExplorerState(placement="pre", depth=100)
     keys = [f.key for f in verdict_findings(state, explore(state), Text("en"))]

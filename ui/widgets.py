@@ -233,14 +233,14 @@ def on_phone() -> bool:
 
 
 def explorer_controls(t: Text, projector: bool) -> ExplorerState:
-    """Render the Explorer's controls (in projector mode the primary ones in a row above the
-    figures, the rest in the sidebar) and return the resulting state. Controls left out of a
-    teacher's ``show=`` list are not drawn and keep the link's value."""
-    example = active_example()
+    """Render the Explorer's controls (in projector mode and on a phone the primary ones in a row
+    above the figures, the rest in the sidebar) and return the resulting state. Controls left out
+    of a teacher's ``show=`` list are not drawn and keep the link's value."""
+    example, phone = active_example(), on_phone()
     shown = url_value(BY_KEY["show"]) or tuple(c.key for c in CONTROLS)
     visible = [c for c in CONTROLS if c.key in shown]
     values = {c.key: url_value(c) for c in CONTROLS if c.key not in shown}
-    in_row = [c for c in visible if projector and c.primary]
+    in_row = [c for c in visible if (projector or phone) and c.primary]
     columns = st.columns([2.6 if c.kind == "choice" else 3.3 for c in in_row]) if in_row else []
     for control, column in zip(in_row, columns, strict=True):
         with column:
@@ -251,7 +251,7 @@ def explorer_controls(t: Text, projector: bool) -> ExplorerState:
             st.subheader(t("explorer.controls"))
             for control in sidebar:
                 values[control.key] = render_control(control, t, example=example)
-    return ExplorerState(**{c.key: values[c.key] for c in CONTROLS}, projector=projector, phone=on_phone(),
+    return ExplorerState(**{c.key: values[c.key] for c in CONTROLS}, projector=projector, phone=phone,
                          example=example)
 
 

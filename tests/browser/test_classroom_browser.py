@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from local_server import PHONE_USER_AGENT
 from test_browser import assert_healthy, open_app, shot
 
 from ui.lessons import PRESETS
@@ -120,6 +121,29 @@ def test_on_a_phone_tables_stay_on_the_screen(new_page, app_url, path, lang, loc
     hint = page.get_by_text(Text(lang)("explorer.phone_hint").split("**")[-1].strip()[:12])
     assert (hint.count() > 0 and hint.first.is_visible()) == (path == "/")
     shot(page, f"classroom-phone{re.sub(r'[^a-z0-9]+', '-', path)}-{lang}")
+
+
+@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+def test_on_a_phone_the_explorers_switches_are_above_the_figures(new_page, app_url, lang, locale):
+    """A phone's browser gets the sentence, both switches and the depth above the first chart,
+    without opening the sidebar; the hint names where the rest are. Flipping a switch works."""
+    t = Text(lang)
+    page = new_page(width=390, height=844, locale=locale, user_agent=PHONE_USER_AGENT)
+    open_app(page, f"{app_url}/?lang={lang}")
+    main = page.locator("[data-testid=stMain]")
+    chart_top = page.locator(".js-plotly-plot").first.bounding_box()["y"]
+    for key in ("scenario", "residual", "norm", "depth"):
+        control = main.locator(f".st-key-{key}")
+        assert control.is_visible(), key
+        assert control.bounding_box()["y"] < chart_top, key
+    assert page.locator("[data-testid=stSidebar] .st-key-residual").count() == 0
+    assert main.get_by_text(t("explorer.phone_hint").split("**")[-1].strip()[:12]).is_visible()
+    label = main.get_by_text(t("control.residual"), exact=True)
+    label.evaluate("el => el.scrollIntoView({block: 'center'})")  # not under the sticky header
+    label.click()
+    page.wait_for_function("() => location.search.includes('residual=false')")
+    assert_healthy(page)
+    shot(page, f"classroom-phone-controls-{lang}")
 
 
 CHART_TEXT_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd =>
