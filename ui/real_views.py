@@ -109,7 +109,8 @@ def layers_figure(c: Comparison, t: Text, projector: bool = False, phone: bool =
     """The three per-layer readouts, intact (grey, dashed) beside ablated: collapse, size, identity;
     one under another on a phone."""
     layers = list(range(DEPTH + 1))
-    layout = copy.deepcopy(_panel_grid(phone, tuple(wrap(t(f"real.panel.{p}")) for p in PANELS)))
+    titles = tuple(wrap(t(f"real.panel.{p}")) for p in PANELS)
+    layout = copy.deepcopy(_panel_grid(phone, titles))
     data = []
     for index, panel in enumerate(PANELS):
         axis = "" if index == 0 else str(index + 1)  # panel i's axes: x, y; x2, y2; x3, y3
@@ -124,9 +125,13 @@ def layers_figure(c: Comparison, t: Text, projector: bool = False, phone: bool =
     layout["yaxis"]["range"] = [-0.05, 1.05]
     layout["yaxis2"].update(type="log", exponentformat="power")
     layout["yaxis3"]["range"] = [-1.05, 1.05]
-    layout.update(height=(460 if projector else 380) * (2.6 if phone else 1), template=PLOTLY_WHITE,
-                  font={"size": 18 if projector else 13}, margin={"l": 50, "r": 20, "t": 90, "b": 40},
-                  legend={"orientation": "h", "yanchor": "bottom", "y": 1.12 / (2.6 if phone else 1), "x": 0})
+    # Above the panels, in pixels: the panel titles' lines, then one legend row over them.
+    title_font = 20 if projector else 14
+    above = int(1.3 * title_font * max(title.count("<br>") + 1 for title in titles)) + 10
+    height, top, bottom = int((460 if projector else 380) * (2.6 if phone else 1)), above + 2 * title_font + 10, 40
+    layout.update(height=height, template=PLOTLY_WHITE,
+                  font={"size": 18 if projector else 13}, margin={"l": 50, "r": 20, "t": top, "b": bottom},
+                  legend={"orientation": "h", "yanchor": "bottom", "y": 1 + above / (height - top - bottom), "x": 0})
     return _figure(data, layout)
 
 
@@ -150,6 +155,7 @@ def meaning_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure
 PROJECTION_COLUMNS = 4  # seven panels on two rows, the legend in the eighth place (two a row on a phone)
 PANEL_STEP = 2.4  # panel centres apart, in the units of the unit disk each panel shows (radius 1.05)
 HALF = 1.05
+PHONE_PLOT_WIDTH = 330  # px: the projection's plot on a 390 px phone, which sets its height there
 
 
 def panel_centre(layer: int, columns: int = PROJECTION_COLUMNS) -> tuple[float, float]:
@@ -187,7 +193,7 @@ def projection_figure(c: Comparison, t: Text, projector: bool = False, phone: bo
     legend_x, legend_y = panel_centre(len(layers), columns)  # the first free place
     return _figure(data, {
         "title": {"text": wrap(t("real.projection_title"))}, "template": PLOTLY_WHITE,
-        "height": (680 if projector else 600) if not phone else 320 * rows,
+        "height": int(PHONE_PLOT_WIDTH * (top - bottom) / (right - left)) + 90 if phone else 680 if projector else 600,
         "font": {"size": 16 if projector else 12}, "margin": {"l": 10, "r": 10, "t": 80, "b": 10},
         "xaxis": {**hidden, "range": [left, right]},
         "yaxis": {**hidden, "range": [bottom, top], "scaleanchor": "x"},

@@ -17,7 +17,8 @@ SIZES = {"projector": (1280, 720, True), "1280": (1280, 720, False), "1024": (10
 
 # Every piece of text that is cut: chart text outside its chart's box, any text past the right edge
 # of the screen (unless it sits in a box that scrolls sideways, as tables do on a phone), and
-# anything that ends in an ellipsis because it does not fit (a widget label, a button).
+# anything that ends in an ellipsis because it does not fit (a widget label, a button); and a legend
+# entry drawn over other chart text (an axis title, a tick label).
 CUT_TEXT = """() => {
   const width = document.documentElement.clientWidth, cut = [];
   const name = el => el.textContent.trim().slice(0, 40);
@@ -29,6 +30,14 @@ CUT_TEXT = """() => {
       if (b.left < box.left - 1 || b.right > box.right + 1 || b.top < box.top - 1 || b.bottom > box.bottom + 1)
         cut.push(['chart', name(el), Math.round(b.left - box.left), Math.round(box.right - b.right)]);
     }
+  }
+  for (const gd of document.querySelectorAll('.js-plotly-plot')) {  // a legend entry on other chart text
+    const boxes = sel => [...gd.querySelectorAll(sel)].filter(el => el.textContent.trim())
+      .map(el => [el, el.getBoundingClientRect()]).filter(([, b]) => b.width > 0);
+    const entries = boxes('.legend text'), others = boxes('svg text').filter(([el]) => !el.closest('.legend'));
+    for (const [a, p] of entries) for (const [b, q] of others)
+      if (p.left < q.right - 2 && q.left < p.right - 2 && p.top < q.bottom - 2 && q.top < p.bottom - 2)
+        cut.push(['legend on text', name(a), name(b)]);
   }
   const scrolls = el => { for (let p = el.parentElement; p; p = p.parentElement) {
     const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll') return true; } return false; };

@@ -15,7 +15,7 @@ from ..examples import plotly_text, side_name, token_labels
 from ..numbers import vector_text
 from ..text import Text
 from .exploration import Exploration
-from .labels import label_positions, plane_frame, segment_boxes
+from .labels import label_positions, legend_below, plane_frame, segment_boxes
 from .style import (
     INK,
     OTHER_TOKENS,
@@ -131,6 +131,7 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
                            yanchor="bottom", showarrow=False, align="left", font={"size": s["font"] - 2, "color": INK})
         fig.update_layout(margin={"t": fig.layout.margin.t + int(1.35 * (s["font"] - 2) * (note.count("<br>") + 1))},
                           height=fig.layout.height + int(1.35 * (s["font"] - 2) * (note.count("<br>") + 1)))
+    legend_below(fig, state)
     return fig
 
 

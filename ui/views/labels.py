@@ -18,6 +18,10 @@ CHAR_WIDTH = 0.55  # a Latin letter's width, in font sizes (a wide character cou
 LINE_HEIGHT = 1.25  # in font sizes
 GAP = 3  # px between a marker's edge and its text
 PROJECTOR_WIDER = 2.2  # a plane's plot in projector mode, wide over high, at 1024 px or more
+AXIS_ROOM = 3.2  # font sizes under a plot for its tick labels and axis title
+LEGEND_ROW = 1.6  # a legend row's height, in font sizes
+LEGEND_SYMBOL = 45  # px a legend entry takes besides its text (the line sample, gaps)
+LEGEND_WIDTH = {"projector": 560, "phone": 330, "desktop": 300}  # px: the narrowest a column's legend gets
 
 
 def plane_frame(state: ExplorerState, reach: float, top: int, bottom: int, phone_width: int,
@@ -124,3 +128,27 @@ def _overlap(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
     across = np.minimum(boxes[:, None, 2], others[None, :, 2]) - np.maximum(boxes[:, None, 0], others[None, :, 0])
     up = np.minimum(boxes[:, None, 3], others[None, :, 3]) - np.maximum(boxes[:, None, 1], others[None, :, 1])
     return np.clip(across, 0, None) * np.clip(up, 0, None)
+
+
+def legend_rows(names: list[str], font: float, width: float) -> int:
+    """How many rows a horizontal legend of ``names`` takes ``width`` pixels wide."""
+    rows, used = 1, 0.0
+    for name in names:
+        entry = text_box(name, font)[0] + LEGEND_SYMBOL
+        if used and used + entry > width:
+            rows, used = rows + 1, 0.0
+        used += entry
+    return rows
+
+
+def legend_below(fig, state: ExplorerState) -> None:
+    """The figure's horizontal legend just under its x axis's title, in a bottom margin that holds
+    all its rows at the narrowest width the app draws it: placed from pixels, so a taller title or
+    note (a lower plot) never lifts it onto the axis title, and Plotly never grows the margin."""
+    font = style(state)["font"]
+    names = [trace.name for trace in fig.data if trace.showlegend is not False and trace.name]
+    width = LEGEND_WIDTH["projector" if state.projector else "phone" if state.phone else "desktop"]
+    axis = int(AXIS_ROOM * font) + 4
+    bottom = axis + int(legend_rows(names, font, width) * LEGEND_ROW * font) + 8
+    plot = fig.layout.height - fig.layout.margin.t - bottom
+    fig.update_layout(margin={"b": bottom}, legend={"y": -axis / plot, "yanchor": "top"})
