@@ -32,13 +32,14 @@ elif state.norm_used == "rmsnorm" and not projector:
 if state.block > state.depth:
     st.caption(t("explorer.block_clamped", block=state.block, depth=state.depth))
 
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(figure_cached("block", state, t.lang), key="block_figure", config=PLOT_CONFIG)
-    if state.shown_block == 1 and course_table_matches(result, state):
-        st.success(t("explorer.course_match"), icon=":material/check_circle:")
-with right:
-    st.plotly_chart(figure_cached("depth", state, t.lang), key="depth_figure", config=PLOT_CONFIG)
+with st.container(key="explorer_figures"):  # one under the other where two would be too narrow (APP_CSS)
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(figure_cached("block", state, t.lang), key="block_figure", config=PLOT_CONFIG)
+        if state.shown_block == 1 and course_table_matches(result, state):
+            st.success(t("explorer.course_match"), icon=":material/check_circle:")
+    with right:
+        st.plotly_chart(figure_cached("depth", state, t.lang), key="depth_figure", config=PLOT_CONFIG)
 st.plotly_chart(figure_cached("readouts", state, t.lang), key="readouts_figure", config=PLOT_CONFIG)
 
 st.subheader(t("explorer.numbers", block=state.shown_block))

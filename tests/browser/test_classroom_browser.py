@@ -146,6 +146,23 @@ def test_on_a_phone_the_explorers_switches_are_above_the_figures(new_page, app_u
     shot(page, f"classroom-phone-controls-{lang}")
 
 
+PLOT_WIDTHS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd =>
+  Math.round(gd.querySelector('.nsewdrag').getBoundingClientRect().width))"""
+
+
+@pytest.mark.parametrize("width,height,projector", [(1280, 720, False), (1024, 768, False), (1024, 768, True)])
+def test_the_explorers_planes_are_wide_enough_to_read(new_page, app_url, width, height, projector):
+    """Side by side in a 1024 px window with the sidebar open, the depth plane was 50 px wide and
+    its names lay on each other: where two columns are too narrow the figures stack, so every plot
+    plane is at least 200 px wide."""
+    page = new_page(width=width, height=height)
+    open_app(page, f"{app_url}/?norm=false{'&projector=true' if projector else ''}")
+    assert_healthy(page)
+    widths = page.evaluate(PLOT_WIDTHS)[:2]  # the block and depth planes (the readouts follow)
+    assert min(widths) >= 200, widths
+    shot(page, f"classroom-plane-widths-{width}{'-projector' if projector else ''}")
+
+
 CHART_TEXT_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd =>
   [...gd.querySelectorAll('.gtitle, .annotation-text')].filter(el => el.textContent.trim())
     .map(el => { const b = el.getBoundingClientRect();
