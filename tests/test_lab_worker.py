@@ -1,0 +1,82 @@
+"""Depth-lab runs in worker processes (ui.lab_worker): low priority, one BLAS thread, stopped by
+the session that waits for them, and a clear error when one crashes."""
+
+import multiprocessing
+import os
+import time
+from functools import partial
+
+import lab_jobs
+import pytest
+from threadpoolctl import threadpool_limits
+
+from blockstab.lab import LabSetup, depth_curves
+from ui import lab_worker
+from ui.lab_worker import OverTime, WorkerCrashed, in_worker, stack_curves
+
+
+class Stop(Exception):
+    """What Streamlit raises in a session whose user changed a control."""
+
+
+def no_worker_left() -> bool:
+    return multiprocessing.active_children() == []
+
+
+def test_a_run_computes_in_another_process_at_low_priority_on_one_blas_thread():
+    threadpool_limits(limits=2, user_api="blas")  # the server's own count does not reach the worker
+    seen = []
+    found = in_worker(lab_jobs.where, 20.0, seen.append)
+    assert found["pid"] != os.getpid() and found["nice"] == 19 and found["blas"] == [1]
+    assert no_worker_left()
+
+
+def test_a_runs_answer_and_progress_come_back():
+    setups = (("a", LabSetup(d_model=16, tokens=8, heads=2, depth=5)),
+              ("b", LabSetup(d_model=16, tokens=8, heads=2, depth=5, seed=1)))
+    seen = []
+    curves = in_worker(partial(stack_curves, setups, True), 20.0, seen.append)
+    assert list(curves) == ["a", "b"]
+    for name, setup in setups:
+        assert curves[name].relative_residual.tolist() == depth_curves(setup).relative_residual.tolist()
+    assert seen and seen == sorted(seen) and seen[0] >= 0 and seen[-1] <= 1
+
+
+def test_what_the_session_raises_ends_the_worker():
+    """A changed control or a replaced request: the worker is ended, so no core is wasted."""
+    calls = []
+
+    def progress(fraction):
+        calls.append(fraction)
+        if len(calls) == 3:
+            raise Stop
+
+    start = time.monotonic()
+    with pytest.raises(Stop):
+        in_worker(lab_jobs.endless, 60.0, progress)
+    assert time.monotonic() - start < 10 and no_worker_left()
+
+
+def test_a_run_that_finishes_nothing_by_its_deadline_is_over_time():
+    with pytest.raises(OverTime):
+        in_worker(lab_jobs.endless, 0.2, lambda fraction: None)
+    assert no_worker_left()
+
+
+def test_a_worker_that_never_answers_is_ended_past_its_deadline(monkeypatch):
+    monkeypatch.setattr(lab_worker, "GRACE_SECONDS", 0.2)
+    start = time.monotonic()
+    with pytest.raises(OverTime):
+        in_worker(lab_jobs.silent, 0.2, lambda fraction: None)
+    assert time.monotonic() - start < 10 and no_worker_left()
+
+
+def test_a_crashed_worker_is_reported_not_waited_for():
+    with pytest.raises(WorkerCrashed, match="-9"):
+        in_worker(lab_jobs.killed, 60.0, lambda fraction: None)
+    assert no_worker_left()
+
+
+def test_an_error_in_the_run_is_raised_in_the_session():
+    with pytest.raises(ValueError, match="width 7"):
+        in_worker(lab_jobs.refused, 60.0, lambda fraction: None)
