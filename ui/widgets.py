@@ -296,13 +296,13 @@ def lab_controls(t: Text) -> dict:
 
 
 def one_blas_thread() -> None:
-    """BLAS on one thread where the Real model page and the Depth lab compute: two threads were
-    ten times slower on a loaded 2-core machine. OpenBLAS has one thread count for the whole process,
-    so it is set and never restored (a session restoring its old count would unpin another's run).
-    threadpoolctl lets one live Python thread set it and ignores the others, and a session's script
-    thread ends with its run, so the count is set at every computation (0.3 ms), not once per process:
-    the first thread to compute takes control and pins it (tests/test_real_page.py and
-    tests/test_lab_page.py read the count inside the computation)."""
+    """BLAS on one thread where the Real model page computes: two threads were ten times slower on
+    a loaded 2-core machine (the Depth lab's worker processes pin their own, ``ui.lab_worker``).
+    OpenBLAS has one thread count for the whole process, so it is set and never restored (a session
+    restoring its old count would unpin another's run). threadpoolctl lets one live Python thread
+    set it and ignores the others, and a session's script thread ends with its run, so the count is
+    set at every computation (0.3 ms), not once per process: the first thread to compute takes
+    control and pins it (tests/test_real_page.py reads the count inside the computation)."""
     threadpool_limits(limits=1, user_api="blas")
 
 
