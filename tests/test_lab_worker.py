@@ -3,8 +3,11 @@ the session that waits for them, and a clear error when one crashes."""
 
 import multiprocessing
 import os
+import subprocess
+import sys
 import time
 from functools import partial
+from pathlib import Path
 
 import lab_jobs
 import pytest
@@ -13,6 +16,8 @@ from threadpoolctl import threadpool_limits
 from blockstab.lab import LabSetup, depth_curves
 from ui import lab_worker
 from ui.lab_worker import OverTime, WorkerCrashed, in_worker, stack_curves
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class Stop(Exception):
@@ -80,3 +85,13 @@ def test_a_crashed_worker_is_reported_not_waited_for():
 def test_an_error_in_the_run_is_raised_in_the_session():
     with pytest.raises(ValueError, match="width 7"):
         in_worker(lab_jobs.refused, 60.0, lambda fraction: None)
+
+
+def test_the_server_script_run_again_in_a_worker_imports_no_streamlit():
+    """multiprocessing runs the server's main script (scripts/serve.py) again in every worker, as
+    ``__mp_main__``: Streamlit is imported under ``__main__`` only, not in every run's worker."""
+    probe = ("import runpy, sys; sys.path.insert(0, 'scripts'); runpy.run_path('scripts/serve.py', "
+             "run_name='__mp_main__'); print([m for m in sys.modules if m.split('.')[0] == 'streamlit'])")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          check=True)
+    assert done.stdout.strip() == "[]"
