@@ -23,7 +23,7 @@ from blockstab.papers import PAPERS
 CONTEXT = multiprocessing.get_context("forkserver")
 CONTEXT.set_forkserver_preload([__name__])
 POLL_SECONDS = 0.05  # how often the waiting session checks its run (and whether to stop it)
-GRACE_SECONDS = 5.0  # past the deadline, a run that has not answered is ended
+GRACE_SECONDS = 10.0  # past the deadline, a run that has not answered is ended (a starved one may be late)
 SEND_SECONDS = 0.05  # the worker sends its progress at most this often
 
 
