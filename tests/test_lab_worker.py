@@ -5,6 +5,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import threading
 import time
 from functools import partial
 from pathlib import Path
@@ -16,6 +17,7 @@ from threadpoolctl import threadpool_limits
 from blockstab.lab import LabSetup, depth_curves
 from ui import lab_worker
 from ui.lab_worker import OverTime, WorkerCrashed, in_worker, stack_curves
+from ui.shared_runs import Replaced, SharedRuns
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,3 +97,25 @@ def test_the_server_script_run_again_in_a_worker_imports_no_streamlit():
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_replaced_request_ends_its_worker():
+    """A client asks for another setup while its run computes: the run's wait ends with Replaced
+    and its worker process is gone (``ui.shared_runs`` with the worker as the page wires them)."""
+    runs, outcome = SharedRuns(size=8, workers=2, poll_seconds=0.01), []
+
+    def first():
+        try:
+            runs.run("deep", lambda report: in_worker(lab_jobs.endless, 60.0, report), lambda w: None, owner="a")
+        except Replaced:
+            outcome.append("replaced")
+
+    thread = threading.Thread(target=first, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not (multiprocessing.active_children() and runs.running.get("deep")):
+        assert time.monotonic() < deadline, "the run never started in a worker"
+        time.sleep(0.01)
+    assert runs.run("small", lambda report: "small", lambda w: None, owner="a") == "small"
+    thread.join(30)
+    assert outcome == ["replaced"] and no_worker_left() and runs.get("deep") is None
