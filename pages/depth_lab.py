@@ -1,9 +1,10 @@
 """Depth lab: the same engine at realistic width and depth, and the papers it reproduces."""
 
+from functools import partial
+
 import streamlit as st
 
-from blockstab.lab import MAX_SECONDS, compared_setups, depth_curves
-from blockstab.papers import PAPERS
+from blockstab.lab import MAX_SECONDS, compared_setups
 from ui.controls import ExplorerState
 from ui.lab_views import (
     chart_notes,
@@ -16,10 +17,11 @@ from ui.lab_views import (
     run_reading,
     summary_rows,
 )
+from ui.lab_worker import paper_run, stack_curves
 from ui.text import Text
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
 from ui.views.tables import markdown_table
-from ui.widgets import OverTime, computed_with_progress, lab_controls, language, on_phone
+from ui.widgets import computed_with_progress, lab_controls, language, on_phone
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)
@@ -37,19 +39,8 @@ if shown == "stack":
     setups = compared_setups(setup, values["lab_compare"])
     gradients = values["lab_gradients"]
 
-    def run_all(progress):
-        """Every compared run, or those finished by the deadline (at least one)."""
-        share, curves = 1 / len(setups), {}
-        for i, (name, s) in enumerate(setups.items()):
-            try:
-                curves[name] = depth_curves(s, gradients, lambda f, i=i: progress((i + f) * share))
-            except OverTime:
-                if not curves:
-                    raise
-                break
-        return curves
-
-    curves = computed_with_progress(("stack", tuple(setups.items()), gradients), run_all, t)
+    pairs = tuple(setups.items())
+    curves = computed_with_progress(("stack", pairs, gradients), partial(stack_curves, pairs, gradients), t)
     if len(curves) < len(setups):
         st.warning(t("lab.over_time", shown=len(curves), total=len(setups), seconds=f"{MAX_SECONDS:.0f}"),
                    icon=":material/timer_off:")
@@ -62,8 +53,7 @@ if shown == "stack":
 else:
     st.subheader(t(f"paper.{shown}.title"))
     st.markdown(t(f"paper.{shown}.setup"))
-    paper = computed_with_progress(("paper", shown), lambda progress: PAPERS[shown](progress=progress),
-                                   t)
+    paper = computed_with_progress(("paper", shown), partial(paper_run, shown), t)
     if paper.passed:
         st.success(t("lab.all_pass"), icon=":material/check_circle:")
     else:

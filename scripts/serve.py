@@ -7,19 +7,23 @@ first session runs ``st.navigation``. So the first session after a start that op
 (tests/browser/test_browser.py checks both the fault and the fix). It also gives each session its
 fair share of the server: reruns and WebSocket messages bounded per session (``fair_share.py``).
 Arguments go to ``streamlit run`` (e.g. ``--server.port 8502``).
+
+Streamlit is imported under ``__main__`` only: multiprocessing runs this file's top again in every
+Depth-lab worker process (``ui/lab_worker.py``), which needs none of it (it cost a worker about
+1 s of CPU and Streamlit's memory).
 """
 
 import os
 import sys
 from pathlib import Path
 
-import fair_share
-from streamlit.runtime.pages_manager import PagesManager
-from streamlit.web.cli import main
-
 ROOT = Path(__file__).resolve().parents[1]
 
 if __name__ == "__main__":
+    import fair_share
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.web.cli import main
+
     os.chdir(ROOT)  # .streamlit/config.toml is read from the working directory
     PagesManager.uses_pages_directory = False
     fair_share.install()

@@ -1,14 +1,15 @@
-"""The Depth lab on a shared classroom server (issue #15): each run on one BLAS thread, and a
-deadline that stops a run and shows what was computed so far."""
+"""The Depth lab on a shared classroom server (issue #15): a deadline that stops a run and shows
+what was computed so far, and a clear error when a run's worker process crashes. (Where a run
+computes, in a low-priority process on one BLAS thread: tests/test_lab_page.py's probe.)"""
 
 from pathlib import Path
 
+import lab_jobs
 import pytest
 from streamlit.testing.v1 import AppTest
-from threadpoolctl import threadpool_info
 
 from blockstab import lab
-from ui import widgets
+from ui import lab_worker, widgets
 from ui.text import Text
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
@@ -32,18 +33,13 @@ def open_lab(**query) -> AppTest:
     return at
 
 
-def test_lab_runs_use_one_blas_thread():
-    open_lab(**SMALL)
-    blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
-    assert blas and set(blas) == {1}
-
-
 def test_a_run_past_its_deadline_shows_the_runs_finished_in_time(monkeypatch):
+    monkeypatch.setattr(widgets, "in_worker", lab_jobs.in_this_thread)
     finished = []
 
     def slow_after_two(setup, gradients=True, progress=None):
         if len(finished) == 2:
-            raise widgets.OverTime  # what the progress callback raises once the deadline passed
+            raise lab_worker.OverTime  # what the progress callback raises once the deadline passed
         finished.append(setup)
         return real(setup, gradients, progress)
 
@@ -60,3 +56,11 @@ def test_a_run_with_nothing_done_by_its_deadline_says_so(monkeypatch):
     at = open_lab(**SMALL)
     assert [w.value for w in at.warning] == [Text("en")("lab.over_time_none", seconds="-1")]
     assert not at.get("plotly_chart")
+
+
+def test_a_crashed_worker_says_so_instead_of_waiting(monkeypatch):
+    monkeypatch.setattr(widgets, "in_worker", lambda job, seconds, progress:
+                        lab_worker.in_worker(lab_jobs.killed, seconds, progress))
+    at = open_lab(**SMALL)
+    assert [e.value for e in at.error] == [Text("en")("lab.worker_crashed")]
+    assert not at.get("plotly_chart") and not at.warning

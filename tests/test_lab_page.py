@@ -19,6 +19,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import lab_jobs
 import numpy as np
 import pytest
 from paper_runs import SLOW_PAPERS, paper_run
@@ -28,6 +29,7 @@ from test_pages import charts, says, tables
 from blockstab import papers
 from blockstab.lab import COMPARISONS, MAX_LAB_DEPTH, LabSetup, check_budget, compared_setups, depth_curves
 from blockstab.papers import CLAIMS, PAPERS
+from ui import widgets
 from ui.controls import BY_KEY, LAB_CONTROLS
 from ui.lab_views import (
     PANELS,
@@ -40,6 +42,7 @@ from ui.lab_views import (
     summary_rows,
     variant_label,
 )
+from ui.lab_worker import in_worker
 from ui.numbers import readable
 from ui.text import LANGUAGES, Text
 from ui.widgets import _lab_runs
@@ -181,6 +184,7 @@ def test_a_preset_that_fails_shows_the_failure(monkeypatch, fresh_results):
                      for name, s in setups.items()}, *args, **kwargs)
 
     monkeypatch.setattr(papers, "_runs", without_skip)
+    monkeypatch.setattr(widgets, "in_worker", lab_jobs.in_this_thread)  # where the replaced engine runs
     monkeypatch.setitem(PAPERS, "dong", lambda progress=None: papers.dong(seeds=(0,), progress=progress))
     t = Text("en")
     at = open_lab("en", lab_show="dong")
@@ -197,6 +201,7 @@ def test_the_dong_preset_fed_other_tokens_names_every_curve_off(monkeypatch, fre
     runs = papers._runs
     monkeypatch.setattr(papers, "_runs", lambda setups, *args, **kwargs: runs(
         {name: replace(s, embedding="normal") for name, s in setups.items()}, *args, **kwargs))
+    monkeypatch.setattr(widgets, "in_worker", lab_jobs.in_this_thread)  # where the replaced engine runs
     monkeypatch.setitem(PAPERS, "dong", lambda progress=None: papers.dong(seeds=(0,), progress=progress))
     t = Text(lang)
     at = open_lab(lang, lab_show="dong")
@@ -263,9 +268,7 @@ def test_a_run_waits_in_line_while_every_worker_is_busy_then_shows_its_result(mo
     they end, and shows the same findings as ever."""
     run, _ = paper_run("dong")  # the expected findings, from the preset itself (cached per test session)
     runs, release, started, released = _lab_runs(), threading.Event(), [], []
-    dong = PAPERS["dong"]
-    monkeypatch.setitem(PAPERS, "dong",
-                        lambda progress=None: started.append(time.monotonic()) or dong(progress=progress))
+    monkeypatch.setattr(widgets, "in_worker", lambda *args: started.append(time.monotonic()) or in_worker(*args))
     busy = [threading.Thread(target=runs.run, args=(("busy", i), lambda progress: release.wait(60) and "done",
                                                      lambda waiting: None), daemon=True)
             for i in range(runs.workers)]
@@ -347,46 +350,38 @@ def test_the_teachers_page_links_every_paper_preset(lang):
     assert links == [(t(f"paper.{p}.title"), "lab", f"lab_show={p}&lang={lang}") for p in PAPERS]
 
 
-# As in tests/test_real_page.py: in a fresh process, as a server runs the page. Another thread that
-# has ended set two BLAS threads (threadpoolctl then ignores a later call from any other thread
-# unless the pin is made where the run computes); the count is read inside every run.
+# As in tests/test_real_page.py: in a fresh process, as a server runs the page, which has set two
+# BLAS threads for itself. tests/lab_probe.py records where each run computes, read inside the run:
+# it wraps the engine in the probe process and, preloaded, in every worker forked for it.
 BLAS_PROBE = """
-import json, threading
+import json, multiprocessing, os
 from streamlit.testing.v1 import AppTest
 from threadpoolctl import threadpool_info, threadpool_limits
-from blockstab import lab
+import lab_probe, ui.widgets
 
-def threads():
-    return sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
-
-seen, curves = [], lab.depth_curves
-
-def watched(*args, **kwargs):
-    seen.append([threading.current_thread().name, threads()])
-    return curves(*args, **kwargs)
-
-thread = threading.Thread(target=lambda: threadpool_limits(limits=2, user_api="blas"))
-thread.start()
-thread.join()
-before = threads()
-lab.depth_curves = watched
+threadpool_limits(limits=2, user_api="blas")
+before = sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+multiprocessing.get_context("forkserver").set_forkserver_preload(["lab_probe"])
 at = AppTest.from_file("app.py", default_timeout=120)
 at.query_params.update(QUERY)
 at.run()
 at.switch_page("pages/depth_lab.py").run()
-print(json.dumps({"before": before, "seen": seen, "errors": [str(e.value) for e in at.exception]}))
+print(json.dumps({"pid": os.getpid(), "before": before, "errors": [str(e.value) for e in at.exception]}))
 """
 
 
-def test_lab_runs_compute_on_one_blas_thread():
-    """The count read inside each run, not a call checked: one BLAS thread, though other code set two."""
+def test_lab_runs_compute_in_a_low_priority_process_on_one_blas_thread(tmp_path):
+    """Read inside each run, not a call checked: another process (the server's GIL is not held),
+    at nice 19, on one BLAS thread though the server set two."""
+    record = tmp_path / "runs.jsonl"
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    env |= {"LAB_PROBE_FILE": str(record), "PYTHONPATH": str(Path(__file__).parent)}
     query = {"lang": "en", "lab_compare": "stabilisers", **{key: str(value) for key, value in SMALL.items()}}
     done = subprocess.run([sys.executable, "-c", BLAS_PROBE.replace("QUERY", repr(query))], cwd=APP.parent,
                           env=env, capture_output=True, text=True, timeout=300, check=True)
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert not found["errors"], found["errors"]
     assert found["before"] == [2], "the probe could not set two BLAS threads: nothing would show a missing pin"
-    assert len(found["seen"]) == len(compared_setups(lab_setup(DEFAULTS | SMALL)[0], "stabilisers"))
-    assert all(thread != "MainThread" for thread, _ in found["seen"])  # a script thread, as in a server
-    assert all(threads == [1] for _, threads in found["seen"]), found
+    runs = [json.loads(line) for line in record.read_text().splitlines()]
+    assert len(runs) == len(compared_setups(lab_setup(DEFAULTS | SMALL)[0], "stabilisers"))
+    assert all(run["pid"] != found["pid"] and run["nice"] == 19 and run["blas"] == [1] for run in runs), runs

@@ -263,3 +263,30 @@ def test_a_replaced_run_stops_unless_another_session_follows_it():
     release.set()
     joined(threads)
     assert outcome[-1] in ("stopped", "done") and follower == ["done"]  # b's run went on
+
+
+# --- waiting sessions redraw when what they show changes, and on a heartbeat --------------------------
+
+
+def shows_while_queued(heartbeat_seconds: float, seconds: float = 0.4) -> list[Waiting]:
+    """What a session queued behind a run that makes no progress for ``seconds`` is shown."""
+    runs = SharedRuns(size=8, workers=1, poll_seconds=0.005, heartbeat_seconds=heartbeat_seconds)
+    release, seen = threading.Event(), []
+    holder = in_threads(lambda: runs.run("first", lambda progress: release.wait(TIMEOUT) and "first", lambda w: None))
+    until(lambda: "first" in runs.running)
+    queued = in_threads(lambda: runs.run("second", lambda progress: "second", seen.append))
+    time.sleep(seconds)
+    release.set()
+    joined(holder + queued)
+    return seen
+
+
+def test_a_queued_session_redraws_only_when_what_it_shows_changes():
+    """Not every poll (28 queued sessions redrew 140 times a second): once while nothing changes."""
+    assert shows_while_queued(heartbeat_seconds=60) == [Waiting(0.0, 1)]
+
+
+def test_a_queued_session_still_redraws_on_a_heartbeat():
+    """A session notices that its user left when it draws, so it draws now and then."""
+    seen = shows_while_queued(heartbeat_seconds=0.05)
+    assert 3 <= len(seen) <= 12 and set(seen) == {Waiting(0.0, 1)}

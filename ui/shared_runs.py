@@ -14,6 +14,7 @@ Plain threads, no Streamlit: tested directly.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -34,8 +35,9 @@ class SharedRuns:
     """``run(key, compute, show)``: ``compute(progress)`` once for every session that asks for
     ``key``; the newest ``size`` results kept (least recently used out)."""
 
-    def __init__(self, size: int, workers: int, poll_seconds: float = 0.2):
+    def __init__(self, size: int, workers: int, poll_seconds: float = 0.2, heartbeat_seconds: float = 2.0):
         self.size, self.workers, self.poll_seconds = size, workers, poll_seconds
+        self.heartbeat_seconds = heartbeat_seconds
         self.results: OrderedDict = OrderedDict()
         self.running: dict = {}  # key -> its progress (0..1)
         self.line: dict = {}  # key -> sessions waiting for it, in the order the keys arrived
@@ -51,8 +53,10 @@ class SharedRuns:
 
     def run(self, key, compute, show, owner=None):
         """The result for ``key``: kept, or followed while another session runs it, or run here
-        once a worker is free. ``show(Waiting)`` is called while waiting, about every
-        ``poll_seconds``; whatever it or ``compute`` raises ends this session's wait or run.
+        once a worker is free. While waiting, ``show(Waiting)`` is called when what it shows
+        changes (checked every ``poll_seconds``) and at least every ``heartbeat_seconds`` (a
+        session notices that its user left when it draws); whatever it or ``compute`` raises
+        ends this session's wait or run.
         A later call with the same ``owner`` (not ``None``) replaces this one: it raises
         :class:`Replaced`."""
         request = object()
@@ -68,6 +72,7 @@ class SharedRuns:
     def _run(self, key, compute, show, replaced):
         with self.changed:
             self.line[key] = self.line.get(key, 0) + 1
+        shown, shown_at = None, 0.0
         try:
             while True:
                 with self.changed:
@@ -79,8 +84,10 @@ class SharedRuns:
                     if key not in self.running and self._turn(key):
                         self.running[key] = 0.0
                         break
-                    waiting = Waiting(self.running.get(key, 0.0), self._ahead(key))
-                show(waiting)
+                    waiting = Waiting(round(self.running.get(key, 0.0), 2), self._ahead(key))
+                if waiting != shown or time.monotonic() - shown_at >= self.heartbeat_seconds:
+                    show(waiting)
+                    shown, shown_at = waiting, time.monotonic()
                 with self.changed:
                     self.changed.wait(self.poll_seconds)
         finally:

@@ -33,6 +33,7 @@ from .controls import (
     explorer_query,
 )
 from .examples import literal, markdown_text, problems_text, side_option
+from .lab_worker import OverTime, WorkerCrashed, in_worker
 from .real_views import layers_figure, meaning_figure, projection_figure
 from .shared_runs import Replaced, SharedRuns, Waiting
 from .text import LANGUAGES, Text, language_for_locale
@@ -301,13 +302,13 @@ def lab_controls(t: Text) -> dict:
 
 
 def one_blas_thread() -> None:
-    """BLAS on one thread where the Real model page and the Depth lab compute: two threads were
-    ten times slower on a loaded 2-core machine. OpenBLAS has one thread count for the whole process,
-    so it is set and never restored (a session restoring its old count would unpin another's run).
-    threadpoolctl lets one live Python thread set it and ignores the others, and a session's script
-    thread ends with its run, so the count is set at every computation (0.3 ms), not once per process:
-    the first thread to compute takes control and pins it (tests/test_real_page.py and
-    tests/test_lab_page.py read the count inside the computation)."""
+    """BLAS on one thread where the Real model page computes: two threads were ten times slower on
+    a loaded 2-core machine (the Depth lab's worker processes pin their own, ``ui.lab_worker``).
+    OpenBLAS has one thread count for the whole process, so it is set and never restored (a session
+    restoring its old count would unpin another's run). threadpoolctl lets one live Python thread
+    set it and ignores the others, and a session's script thread ends with its run, so the count is
+    set at every computation (0.3 ms), not once per process: the first thread to compute takes
+    control and pins it (tests/test_real_page.py reads the count inside the computation)."""
     threadpool_limits(limits=1, user_api="blas")
 
 
@@ -364,14 +365,9 @@ def real_controls(t: Text) -> tuple[str, Ablation]:
     return st.session_state.get("real_sentence", text.default), ablation
 
 
-class OverTime(Exception):
-    """A Depth lab run passed its deadline (``MAX_SECONDS`` of its own time)."""
-
-
 @st.cache_resource
 def _lab_runs() -> SharedRuns:
-    """One run per core, each on one BLAS thread (:func:`one_blas_thread`, at every run): two
-    threads per run fought for the cores (a setup took 18 s instead of 3 s under load)."""
+    """One run per core, each in its own low-priority worker process (``ui.lab_worker``)."""
     return SharedRuns(size=64, workers=max(1, min(4, os.cpu_count() or 1)))
 
 
@@ -380,42 +376,42 @@ def _client() -> str:
     return st.context.ip_address or get_script_run_ctx().session_id
 
 
-def computed_with_progress(key, compute, t: Text):
-    """``compute(progress)`` once for every session (see ``ui.shared_runs``), with a progress bar
-    while it runs or while this session waits for it. Changing a control meanwhile stops the run
-    or the wait: Streamlit ends the script at the bar's next update."""
+def computed_with_progress(key, job, t: Text):
+    """``job(progress)`` (picklable, see :func:`ui.lab_worker.in_worker`) run once for every session
+    (see ``ui.shared_runs``) in a worker process, with a progress bar while it runs or while this
+    session waits for it. Changing a control meanwhile stops the run or the wait: Streamlit ends
+    the script at the bar's next update, which ends the worker."""
     runs = _lab_runs()
     found = runs.get(key)
     if found is not None:
         return found
     bar = st.progress(0.0, text=t("lab.running"))
 
-    def run_here(report):
-        one_blas_thread()
+    def run_in_worker(report):
         last = [0.0, time.monotonic()]
-        deadline = last[1] + MAX_SECONDS
 
         def progress(fraction: float) -> None:  # at most ~20 bar updates a second over the websocket
             report(fraction)
-            if time.monotonic() > deadline:
-                raise OverTime
             if fraction - last[0] >= 0.01 and time.monotonic() - last[1] >= 0.05:
                 last[:] = fraction, time.monotonic()
                 bar.progress(min(fraction, 1.0), text=t("lab.running"))
 
-        return compute(progress)
+        return in_worker(job, MAX_SECONDS, progress)
 
     def show(waiting: Waiting) -> None:
         text = t("lab.queued", ahead=waiting.ahead) if waiting.ahead else t("lab.running")
         bar.progress(min(waiting.fraction, 1.0), text=text)
 
     try:
-        found = runs.run(key, run_here, show, owner=_client())
-    except (OverTime, Replaced) as stopped:
+        found = runs.run(key, run_in_worker, show, owner=_client())
+    except (OverTime, Replaced, WorkerCrashed) as stopped:
         bar.empty()
-        message = t("lab.over_time_none", seconds=f"{MAX_SECONDS:.0f}") if isinstance(stopped, OverTime) \
-            else t("lab.replaced")
-        st.warning(message, icon=":material/timer_off:")
+        if isinstance(stopped, WorkerCrashed):
+            st.error(t("lab.worker_crashed"), icon=":material/error:")
+        else:
+            message = t("lab.over_time_none", seconds=f"{MAX_SECONDS:.0f}") if isinstance(stopped, OverTime) \
+                else t("lab.replaced")
+            st.warning(message, icon=":material/timer_off:")
         st.stop()
     bar.empty()
     return found

@@ -1,0 +1,41 @@
+"""Jobs for Depth-lab worker processes in tests (module level, so a worker can unpickle them)."""
+
+import os
+import signal
+import time
+
+from threadpoolctl import threadpool_info
+
+from ui.lab_worker import run_job
+
+
+def where(progress) -> dict:
+    """Where the job ran: its process, its niceness and its BLAS thread counts."""
+    progress(0.5)
+    return {"pid": os.getpid(), "nice": os.nice(0),
+            "blas": sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})}
+
+
+def endless(progress) -> None:
+    while True:
+        progress(0.5)
+        time.sleep(0.01)
+
+
+def silent(progress) -> None:
+    """Never reports and never ends."""
+    time.sleep(3600)
+
+
+def killed(progress) -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def refused(progress) -> None:
+    raise ValueError("width 7 is not offered")
+
+
+def in_this_thread(job, seconds, progress):
+    """A stand-in for ``ui.widgets.in_worker``: the worker's run (``run_job``) without the process,
+    so a test can replace part of the engine the page runs."""
+    return run_job(job, seconds, progress)
