@@ -32,7 +32,7 @@ elif state.norm_used == "rmsnorm" and not projector:
 if state.block > state.depth:
     st.caption(t("explorer.block_clamped", block=state.block, depth=state.depth))
 
-with st.container(key="explorer_figures"):  # one under the other where two would be too narrow (APP_CSS)
+with st.container(key="figure_pair"):  # one under the other where two would be too narrow (APP_CSS)
     left, right = st.columns(2)
     with left:
         st.plotly_chart(figure_cached("block", state, t.lang), key="block_figure", config=PLOT_CONFIG)

@@ -146,10 +146,12 @@ else:
 
 state = ExplorerState(example=example, projector=projector)
 # The table has the page's width (its columns fit a 1024 px screen); the sentence and its first
-# block side by side below it, then the whole stack.
-tokens, block = st.columns(2)
-tokens.plotly_chart(figure_cached("tokens", state, t.lang), key="editor_tokens")
-block.plotly_chart(figure_cached("block", state, t.lang), key="editor_block")
+# block side by side below it (one under the other where two would be too narrow: APP_CSS), then
+# the whole stack.
+with st.container(key="figure_pair"):
+    tokens, block = st.columns(2)
+    tokens.plotly_chart(figure_cached("tokens", state, t.lang), key="editor_tokens")
+    block.plotly_chart(figure_cached("block", state, t.lang), key="editor_block")
 st.plotly_chart(figure_cached("depth", state, t.lang), key="editor_depth")
 
 st.header(t("editor.share"))

@@ -71,13 +71,14 @@ APP_ICON = _stacked_blocks_icon()
 # scrolls inside its own box (never the page, never breaking a vector or a Chinese word), and the
 # Explorer says where its controls are. The uploader states its own limit (16 KB): Streamlit's hint
 # would say "1MB per file", its smallest setting. A page link in the page (a paper's title) wraps
-# rather than end in "…". The Explorer's two figures go one under the other where side by side each
-# would be too narrow to read (1024 px with the sidebar open: the depth plane was 50 px wide).
+# rather than end in "…". A page's pair of planes (the Explorer's, the own example's) go one under
+# the other where side by side each would be too narrow to read (1024 px with the sidebar open: the
+# Explorer's depth plane was 50 px wide).
 APP_CSS = """<style>
-.st-key-explorer_figures { container-type: inline-size; }
+.st-key-figure_pair { container-type: inline-size; }
 @container (max-width: 800px) {
-  .st-key-explorer_figures [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
-  .st-key-explorer_figures [data-testid="stColumn"] { flex: 1 1 100% !important; width: 100% !important; }
+  .st-key-figure_pair [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
+  .st-key-figure_pair [data-testid="stColumn"] { flex: 1 1 100% !important; width: 100% !important; }
 }
 .st-key-tour_clicker, .st-key-phone_hint { display: none; }
 .st-key-editor_upload [data-testid="stFileUploaderDropzoneInstructions"] { display: none; }

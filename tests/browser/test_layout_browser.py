@@ -17,8 +17,8 @@ SIZES = {"projector": (1280, 720, True), "1280": (1280, 720, False), "1024": (10
 
 # Every piece of text that is cut: chart text outside its chart's box, any text past the right edge
 # of the screen (unless it sits in a box that scrolls sideways, as tables do on a phone), and
-# anything that ends in an ellipsis because it does not fit (a widget label, a button); and a legend
-# entry drawn over other chart text (an axis title, a tick label).
+# anything that ends in an ellipsis because it does not fit (a widget label, a button); a point's
+# name that its plot clips; and a legend entry drawn over other chart text (an axis title, a tick label).
 CUT_TEXT = """() => {
   const width = document.documentElement.clientWidth, cut = [];
   const name = el => el.textContent.trim().slice(0, 40);
@@ -29,6 +29,19 @@ CUT_TEXT = """() => {
       if (!el.textContent.trim() || b.width === 0) continue;
       if (b.left < box.left - 1 || b.right > box.right + 1 || b.top < box.top - 1 || b.bottom > box.bottom + 1)
         cut.push(['chart', name(el), Math.round(b.left - box.left), Math.round(box.right - b.right)]);
+    }
+  }
+  for (const gd of document.querySelectorAll('.js-plotly-plot')) {  // a point's name clipped by its plot
+    const plots = [...gd.querySelectorAll('.nsewdrag')].map(el => el.getBoundingClientRect());
+    for (const el of gd.querySelectorAll('.textpoint text')) {
+      const b = el.getBoundingClientRect();
+      if (!el.textContent.trim() || b.width === 0) continue;
+      const x = (b.left + b.right) / 2, y = (b.top + b.bottom) / 2;
+      const plot = plots.find(p => p.left <= x && x <= p.right && p.top <= y && y <= p.bottom);
+      const out = plot && (b.left < plot.left - 1 || b.right > plot.right + 1
+                           || b.top < plot.top - 1 || b.bottom > plot.bottom + 1);
+      if (out)
+        cut.push(['clipped by its plot', name(el)]);
     }
   }
   for (const gd of document.querySelectorAll('.js-plotly-plot')) {  // a legend entry on other chart text

@@ -19,7 +19,6 @@ from .labels import label_positions, legend_below, plane_frame, segment_boxes
 from .style import (
     INK,
     OTHER_TOKENS,
-    RIGHT_MARGIN,
     SCENARIO_COLOURS,
     TARGET,
     bottom_margin,
@@ -164,7 +163,7 @@ def tokens_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figu
             arrows.append((plotly_text(name), x[row, i], colour, s["line"] * (1.4 if i == example.action else 0.8)))
     title = t("fig.tokens.title")
     scale, bounds = plane_frame(state, plane_reach(x.reshape(-1, 2)), top_margin(state, wrap(title)),
-                                bottom_margin(state), PHONE_PLANE, right=RIGHT_MARGIN)
+                                bottom_margin(state), PHONE_PLANE)  # names inside the plot, which clips them
     tips = np.array([v for _, v, _, _ in arrows]) * scale
     where = label_positions(tips, [name for name, *_ in arrows], s["font"], s["marker"],
                             obstacles=segment_boxes(np.zeros_like(tips), tips), bounds=bounds)

@@ -30,12 +30,11 @@ def plane_frame(state: ExplorerState, reach: float, top: int, bottom: int, phone
     high (else the style's) with these margins, and the box (pixels, around the origin) its labels
     should stay in, with ``right`` pixels of free margin. The figure must keep its margins (no
     legend or slider may make Plotly grow them: a browser test checks). The server does not know
-    the browser's width: the plot is taken as wide as it is high (its height sets the scale at
-    1280 px), :data:`PROJECTOR_WIDER` times that in projector mode, and ``phone_width`` wide on a
-    phone. In a 1024 px window with the sidebar open a plot can be narrower, and its points
-    closer together than this expects."""
+    the browser's width: the plot is taken as ``phone_width`` wide (at most as wide as high), the
+    narrowest it is drawn (a phone, a lesson's column in a 1024 px window), so a name placed for it
+    also fits a wider plot; :data:`PROJECTOR_WIDER` times its height in projector mode."""
     height = (height or style(state)["height"]) - top - bottom
-    width = min(height, phone_width) if state.phone else height * (PROJECTOR_WIDER if state.projector else 1)
+    width = height * PROJECTOR_WIDER if state.projector else min(height, phone_width)
     return min(width, height) / (2 * reach), (-width / 2, -height / 2, width / 2 + right, height / 2)
 
 
