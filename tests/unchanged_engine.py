@@ -1,9 +1,10 @@
-"""The lesson's and the Depth lab's numbers, as sha256 digests of their float64 bytes.
+"""The lesson's and the Depth lab's numbers: sha256 digests of the lesson's float64 bytes, and the
+lab's curves themselves.
 
-``tests/test_unchanged_engine.py`` pins them: ``tests/data/unchanged_engine.json`` holds the
-digests this module printed on commit 8fa1d4f, before the engine learned a trained model's parts
-(biases, erf GELU, per-layer switches). Re-make it only on purpose:
-``PYTHONPATH=<a checkout of that commit> python tests/unchanged_engine.py``.
+``tests/test_unchanged_engine.py`` runs this module twice on the same machine: here, and as a
+script over a ``git archive`` of commit 8fa1d4f, from before the engine learned a trained model's
+parts (biases, erf GELU, per-layer switches), and compares. (Digests pinned on one machine do not
+hold on another: BLAS rounds differently on different CPUs.)
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ def lesson_cases():
             (True, False), ("none", "layernorm", "rmsnorm"), ("post", "pre"), (1, 24)):
         trace = lesson_trace(StackConfig(depth=depth, residual=residual, norm=norm, placement=placement))
         yield f"lesson-{residual}-{norm}-{placement}-{depth}", digest(trace.values, trace.attention, trace.output)
+    x = np.random.default_rng(5).normal(size=(2, 5, 2))
+    grads = stack_backward(x, lesson_params(), StackConfig(depth=3, norm="layernorm"), np.ones_like(x))
+    yield "lesson-backward", digest(grads.stream)
 
 
 def lab_cases():
@@ -43,19 +47,19 @@ def lab_cases():
         setup = LabSetup(d_model=16, tokens=8, heads=2, depth=6, norm=norm, residual=residual,
                          placement=placement, residual_scale=scale)
         c = depth_curves(setup)
-        yield f"lab-{norm}-{residual}-{placement}-{scale}", digest(
-            c.relative_residual, c.pairwise_cosine, c.stream_rms, c.gradient_norm, c.stream_gradient_norm)
-    x = np.random.default_rng(5).normal(size=(2, 5, 2))
-    grads = stack_backward(x, lesson_params(), StackConfig(depth=3, norm="layernorm"), np.ones_like(x))
-    yield "lesson-backward", digest(grads.stream)
+        yield f"lab-{norm}-{residual}-{placement}-{scale}", [
+            c.relative_residual, c.pairwise_cosine, c.stream_rms, c.gradient_norm, c.stream_gradient_norm]
     run = dong(seeds=(0,))
-    yield "dong", digest(*[c.relative_residual for c in run.curves.values()])
+    yield "dong", [c.relative_residual for c in run.curves.values()]
 
 
-def digests() -> dict[str, str]:
+def numbers() -> dict:
+    """``{"lesson": {case: digest}, "lab": {case: [curve as a list]}}``, on one BLAS thread."""
     with threadpool_limits(limits=1, user_api="blas"):
-        return dict(itertools.chain(lesson_cases(), lab_cases()))
+        return {"lesson": dict(lesson_cases()),
+                "lab": {case: [np.asarray(a, dtype=np.float64).tolist() for a in curves]
+                        for case, curves in lab_cases()}}
 
 
 if __name__ == "__main__":
-    print(json.dumps(digests(), indent=1, sort_keys=True))
+    print(json.dumps(numbers()))
