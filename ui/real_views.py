@@ -120,13 +120,13 @@ def layers_figure(c: Comparison, t: Text, projector: bool = False, phone: bool =
                          "line": {"color": colour, "dash": dash, "width": 4 if projector else 2.5},
                          "xaxis": "x" + axis, "yaxis": "y" + axis})
         layout["xaxis" + axis].update(title={"text": t("real.axis.block")}, tickvals=layers)
+    title_font = 20 if projector else 14
     for annotation in layout["annotations"]:
-        annotation["font"]["size"] = 20 if projector else 14
+        annotation["font"]["size"] = title_font
     layout["yaxis"]["range"] = [-0.05, 1.05]
     layout["yaxis2"].update(type="log", exponentformat="power")
     layout["yaxis3"]["range"] = [-1.05, 1.05]
     # Above the panels, in pixels: the panel titles' lines, then one legend row over them.
-    title_font = 20 if projector else 14
     above = int(1.3 * title_font * max(title.count("<br>") + 1 for title in titles)) + 10
     height, top, bottom = int((460 if projector else 380) * (2.6 if phone else 1)), above + 2 * title_font + 10, 40
     layout.update(height=height, template=PLOTLY_WHITE,

@@ -25,17 +25,17 @@ LEGEND_WIDTH = {"projector": 560, "phone": 330, "desktop": 300}  # px: the narro
 
 
 def plane_frame(state: ExplorerState, reach: float, top: int, bottom: int, phone_width: int,
-                right: int = 0, height: int | None = None) -> tuple[float, tuple]:
+                height: int | None = None) -> tuple[float, tuple]:
     """Pixels per unit of a plane drawn ``[-reach, reach]`` on equal axes in a figure ``height``
     high (else the style's) with these margins, and the box (pixels, around the origin) its labels
-    should stay in, with ``right`` pixels of free margin. The figure must keep its margins (no
+    should stay in (the plot, which clips them). The figure must keep its margins (no
     legend or slider may make Plotly grow them: a browser test checks). The server does not know
     the browser's width: the plot is taken as ``phone_width`` wide (at most as wide as high), the
     narrowest it is drawn (a phone, a lesson's column in a 1024 px window), so a name placed for it
     also fits a wider plot; :data:`PROJECTOR_WIDER` times its height in projector mode."""
     height = (height or style(state)["height"]) - top - bottom
     width = height * PROJECTOR_WIDER if state.projector else min(height, phone_width)
-    return min(width, height) / (2 * reach), (-width / 2, -height / 2, width / 2 + right, height / 2)
+    return min(width, height) / (2 * reach), (-width / 2, -height / 2, width / 2, height / 2)
 
 
 def text_box(text: str, font: float) -> tuple[float, float]:
