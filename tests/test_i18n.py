@@ -255,3 +255,10 @@ def test_no_stray_space_between_chinese_words():
     stray = {k: m.group(0) for k, text in ZH.items() for m in [re.search(r"[\u4e00-\u9fff] [\u4e00-\u9fff]", text)]
              if m}
     assert stray == {}
+
+
+def test_no_stray_space_when_a_stage_name_fills_the_block_title():
+    """The block view's title takes a stage's name ("画到 注意力 F(x)" had a space between two words)."""
+    stages = [text for k, text in ZH.items() if k.startswith("stage.")]
+    titles = [ZH["fig.block.title"].format(block=1, stage=stage) for stage in stages]
+    assert [t for t in titles if re.search(r"[\u4e00-\u9fff] [\u4e00-\u9fff]", t)] == []

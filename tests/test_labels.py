@@ -121,3 +121,30 @@ def test_the_lesson_s_token_names_never_overlap(state):
         sizes = [s["marker"] * (1 if i % 2 == 0 else 2) for i, tr in enumerate(frame.data) for _ in tr.text]
         boxes = boxes_of(points, texts, positions, s["font"] - 2, np.array(sizes))
         assert overlapping_pairs(ink(boxes, s["font"] - 2)) == 0, (frame.name, [t for t in texts if t], positions)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("state", [ExplorerState(residual=False, projector=True), ExplorerState(projector=True),
+                                   ExplorerState(norm=False, projector=True)],
+                         ids=["no-residual", "all-on", "no-norm"])
+def test_the_projector_s_depth_view_keeps_names_off_the_paths_and_within_the_plot_s_width(state, lang):
+    """In projector mode, on the figure's opening block, no name lies on a sentence's path (its
+    line, its markers) and no name is wider than the plot: with the residual off, the merged
+    five-name label crossed the path and ran behind the colour bar. (In a narrow plot a name may
+    have to cross a line: the placement prefers that to covering a name or a marker.)"""
+    s = style(state)
+    fig = depth_figure(state, explore(state), Text(lang))
+    scale, bounds = plane_frame(state, fig.layout.yaxis.range[1], fig.layout.margin.t, depth_bottom(s["font"])[1],
+                                DEPTH_PHONE_PLANE, height=fig.layout.height)
+    paths = [np.column_stack([tr.x, tr.y]) * scale for tr in fig.data[:len(state.scenarios)]]
+    lines = np.vstack([segment_boxes(p[:-1], p[1:]) for p in paths])
+    dots = np.vstack(paths)
+    dots = np.column_stack([dots - s["marker"] * 0.3, dots + s["marker"] * 0.3])
+    frame = fig.frames[-1]
+    points = np.vstack([np.column_stack([tr.x, tr.y]) for tr in frame.data]) * scale
+    texts = [text.strip() for tr in frame.data for text in tr.text]
+    positions = [where for tr in frame.data for where in tr.textposition]
+    sizes = [s["marker"] * (1 if i % 2 == 0 else 2) for i, tr in enumerate(frame.data) for _ in tr.text]
+    boxes = ink(boxes_of(points, texts, positions, s["font"] - 2, np.array(sizes)), s["font"] - 2)
+    assert _overlap(boxes, np.vstack([lines, dots])).sum() == 0, [t for t in texts if t]
+    assert np.all(boxes[:, 2] - boxes[:, 0] <= bounds[2] - bounds[0]), [t for t in texts if t]

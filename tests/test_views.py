@@ -25,9 +25,11 @@ from ui.controls import APP_CONTROLS, BY_KEY, CONTROLS, STAGE_FOCUS, ExplorerSta
 from ui.text import LANGUAGES, Text, catalog
 from ui.views import FIGURES, explore, figure_state
 from ui.views.block import block_figure
-from ui.views.depth import GROUP_JOINERS, PANEL_TITLE_WIDTH, depth_figure, readouts_figure
+from ui.views.depth import GROUP_JOINERS, PANEL_TITLE_WIDTH, depth_bottom, depth_figure, readouts_figure
+from ui.views.depth import PHONE_PLANE as DEPTH_PHONE_PLANE
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
-from ui.views.style import OTHER_TOKENS, text_colour, wrap
+from ui.views.labels import plane_frame
+from ui.views.style import OTHER_TOKENS, style, text_colour, wrap
 from ui.views.tables import course_table_matches, stage_csv, stage_rows
 
 LANGS = pytest.mark.parametrize("lang", LANGUAGES)
@@ -686,4 +688,35 @@ def test_depth_view_says_when_the_picture_has_settled(lang, view):
     turned = [np.nanmax(np.abs((heading[d + 1] - heading[d] + 180) % 360 - 180)) for d in range(state.depth)]
     moving = [d for d, a in enumerate(turned) if a >= 0.1]
     settled = moving[-1] + 1 if moving else 0
-    assert notes == ([t("fig.depth.settled", block=settled)] if settled < state.depth else [])
+    assert (t("fig.depth.settled", block=settled) in "<br>".join(notes)) == (settled < state.depth)
+    assert len(notes) <= 1  # one note block, under the title
+
+
+@LANGS
+@pytest.mark.parametrize("view", [{}, {"norm": False}, {"norm": False, "depth": 100},
+                                  {"placement": "pre", "depth": 100}, {"norm": False, "projector": True},
+                                  {"norm": False, "phone": True}])
+def test_depth_view_says_when_its_early_blocks_share_one_spot(lang, view):
+    """Without normalization the last block sets the plane's scale and every earlier block is drawn
+    on the centre: the figure says which blocks share one spot, and that is true of its own data at
+    the scale it is drawn (the narrowest plot the app draws it in)."""
+    t = Text(lang)
+    state = ExplorerState(**view)
+    s = style(state)
+    fig = depth_figure(state, explore(state), t)
+    note = "<br>".join(a.text for a in fig.layout.annotations)
+    scale = plane_frame(state, fig.layout.yaxis.range[1], fig.layout.margin.t, depth_bottom(s["font"])[1],
+                        DEPTH_PHONE_PLANE, height=fig.layout.height)[0]
+    paths = np.stack([np.column_stack([tr.x, tr.y]) for tr in fig.data[:len(state.scenarios)]], axis=1)
+    moved = np.hypot(*(paths - paths[0]).transpose(2, 0, 1)) * scale  # px from its block 0, per sentence
+    sizes = np.hypot(*paths.transpose(2, 0, 1))
+    spot = s["marker"] * 0.6  # a path marker's width
+    claimed = [last for last in range(2, state.depth + 1) if t("fig.depth.crowded", last=last) in note]
+    if claimed:
+        last = claimed[0]
+        assert np.all(moved[:last + 1] <= spot) and not np.all(moved[last + 1] <= spot)
+        assert np.nanmax(sizes) > 10 * sizes[:last + 1].max()
+    else:
+        shared = np.cumprod(np.all(moved <= spot, axis=1))  # blocks 0, 1, ... on one spot
+        assert shared.sum() < 3 or np.nanmax(sizes) <= 10 * sizes[:int(shared.sum())].max()
+    assert bool(claimed) == (not state.norm)  # these views: exactly the runaway ones

@@ -17,7 +17,7 @@ from ..numbers import readable
 from ..text import Text
 from ..verdicts import OWN_DIRECTION, VANISHED
 from .exploration import Exploration
-from .labels import label_positions, plane_frame
+from .labels import label_positions, plane_frame, segment_boxes, text_box
 from .style import (
     INK,
     OTHER_TOKENS,
@@ -98,13 +98,21 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     groups = token_groups(stream)  # every block at once
     settled = settled_block(stream)
     title = t("fig.depth.title", depth=depth)
-    top = 50 + int(2.5 * s["font"]) if settled < depth else top_margin(state, wrap(title))  # (room for the note)
     axis, bottom = depth_bottom(s["font"])
     height = s["height"] + PROJECTOR_TALLER * state.projector
+    note_top = 50 + int(2.5 * s["font"])  # room for a two-line note under the title
+    crowded = crowded_until(stream[:, :, action], plane_frame(state, plane_reach(stream.reshape(-1, 2)), note_top,
+                                                              bottom, PHONE_PLANE, height=height)[0], s["marker"] * 0.6)
+    note = "<br>".join([t("fig.depth.settled", block=settled)] * (settled < depth)
+                       + [t("fig.depth.crowded", last=crowded)] * bool(crowded))
+    top = 50 + int(1.25 * (note.count("<br>") + 1) * s["font"]) if note else top_margin(state, wrap(title))
     scale, bounds = plane_frame(state, plane_reach(stream.reshape(-1, 2)), top, bottom, PHONE_PLANE, height=height)
     look = {"scale": scale, "marker": s["marker"], "font": s["font"] - 2, "joiner": GROUP_JOINERS[not state.projector],
+            "width": 0.5 * (bounds[2] - bounds[0]),  # a wider name, on one line, leaves no room around it
             "inks": [text_colour(SCENARIO_COLOURS[scenario]) for scenario in state.scenarios]}
-    place = functools.lru_cache(maxsize=None)(functools.partial(_label_positions, font=look["font"], bounds=bounds))
+    place = functools.lru_cache(maxsize=None)(functools.partial(
+        _label_positions, font=look["font"], bounds=bounds,
+        lines=_path_boxes(stream[:, :, action] * scale, s["marker"] * 0.6, bounds)))
     frames = [{"name": str(d), "traces": moving,
                "data": _moving_positions(stream, groups, d, action, names, look, place)}
               for d in range(depth + 1)]
@@ -129,13 +137,26 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     fig = go.Figure({"data": data, "layout": controls, "frames": frames}, skip_invalid=False, _validate=False)
     layout(fig, state, t, title)
     fig.update_layout(showlegend=False, margin={"b": bottom}, height=height)
-    if settled < depth:  # the slider's later blocks all look the same: say so, or the chart seems frozen
-        fig.add_annotation(text=t("fig.depth.settled", block=settled), xref="paper", yref="paper", x=0, y=1,
-                           xanchor="left", yanchor="bottom", showarrow=False,
-                           font={"size": s["font"] - 2, "color": INK})
+    # The slider's later blocks all look the same, or the early blocks share one spot: say so, or the
+    # chart seems frozen, or the early blocks missing.
+    if note:
+        fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=1, xanchor="left", yanchor="bottom",
+                           showarrow=False, align="left", font={"size": s["font"] - 2, "color": INK})
         fig.update_layout(margin={"t": top})  # room between the title and the note
     plane_axes(fig, t, stream.reshape(-1, 2), state.example)
     return fig
+
+
+def crowded_until(paths: np.ndarray, scale: float, spot: float) -> int:
+    """The last block up to which every sentence's action token is drawn within ``spot`` pixels
+    of where it started (``paths``: ``(blocks, sentences, 2)``, ``scale`` pixels per unit) while a
+    later block is over ten times as large, so the plane shows them as one point; 0 (no note)
+    when fewer than three blocks share the spot."""
+    sizes = np.hypot(paths[..., 0], paths[..., 1]).max(axis=1)  # (hypot: no overflow at 1e156)
+    moved = paths - paths[0]
+    near = np.all(np.hypot(moved[..., 0], moved[..., 1]) * scale <= spot, axis=1)
+    last = int(np.argmin(near)) - 1 if not near.all() else len(near) - 1
+    return last if last >= 2 and np.nanmax(sizes) > 10 * sizes[:last + 1].max() else 0
 
 
 def group_labels(groups: np.ndarray, names: list[str], joiner: str = GROUP_JOINERS[0]) -> list[str]:
@@ -150,13 +171,14 @@ def _moving_positions(stream: np.ndarray, groups: np.ndarray, d: int, action: in
                       look: dict, place) -> list[dict]:
     """Block ``d``'s moving traces: per scenario, every token with its group's label, then the
     action token's ring; each label where it overlaps no other (``place``, at ``look["scale"]``
-    pixels per unit; a group's names joined by ``look["joiner"]``), in its sentence's text colour. A
+    pixels per unit; a group's names joined by ``look["joiner"]``, a name a line if one line is wider
+    than the plot), in its sentence's text colour. A
     label the second sentence shares with the first, on the same spot, is written once, in the
     colour of the shared tokens. Plain float lists: Plotly converts each NumPy array through
     narwhals, which cost more than the rest of the frame; JSON keeps every float exactly."""
     texts, points, sizes, inks = [], [], [], []
     for row in range(stream.shape[1]):
-        labels = group_labels(groups[d, row], names[row], look["joiner"])
+        labels = [_fitted(label, look) for label in group_labels(groups[d, row], names[row], look["joiner"])]
         alone = labels[action] == names[row][action]  # a lone action token is named beside its ring
         texts += [["" if alone and i == action else label for i, label in enumerate(labels)],
                   [names[row][action] if alone else ""]]
@@ -180,10 +202,29 @@ def _moving_positions(stream: np.ndarray, groups: np.ndarray, d: int, action: in
     return traces
 
 
-def _label_positions(pixels: tuple, texts: tuple, sizes: tuple, font: float, bounds: tuple) -> tuple:
+def _fitted(label: str, look: dict) -> str:
+    """A merged label on one line if it is at most ``look["width"]`` pixels wide, else a name a line."""
+    if text_box(label, look["font"])[0] <= look["width"]:
+        return label
+    return label.replace(GROUP_JOINERS[0], GROUP_JOINERS[1])
+
+
+def _path_boxes(paths: np.ndarray, marker: float, bounds: tuple) -> np.ndarray:
+    """Boxes along each sentence's path (pixels, ``(blocks, sentences, 2)``; what leaves the plot
+    ``bounds`` taken at its edge) and around its markers: a name kept off them stays readable
+    where the path runs."""
+    paths = np.clip(np.nan_to_num(paths, nan=0.0), bounds[:2], bounds[2:])
+    lines = [segment_boxes(paths[:-1, row], paths[1:, row]) for row in range(paths.shape[1])]
+    dots = paths.reshape(-1, 2)
+    return np.vstack([*lines, np.column_stack([dots - marker / 2, dots + marker / 2])])
+
+
+def _label_positions(pixels: tuple, texts: tuple, sizes: tuple, font: float, bounds: tuple,
+                     lines: np.ndarray) -> tuple:
     """:func:`~ui.views.labels.label_positions` on hashable arguments, so a cache can serve the
     settled blocks, which repeat one frame."""
-    return tuple(label_positions(np.reshape(pixels, (-1, 2)), list(texts), font, np.array(sizes), bounds=bounds))
+    return tuple(label_positions(np.reshape(pixels, (-1, 2)), list(texts), font, np.array(sizes),
+                                 bounds=bounds, lines=lines))
 
 
 def _floored(values: np.ndarray, floor: float) -> list:

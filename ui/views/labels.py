@@ -19,6 +19,7 @@ LINE_HEIGHT = 1.25  # in font sizes
 GAP = 3  # px between a marker's edge and its text
 PROJECTOR_WIDER = 2.2  # a plane's plot in projector mode, wide over high, at 1024 px or more
 AXIS_ROOM = 3.2  # font sizes under a plot for its tick labels and axis title
+LINE_WEIGHT = 0.2  # a name over a line is still read; over a name or a marker, it is not
 LEGEND_ROW = 1.6  # a legend row's height, in font sizes
 LEGEND_SYMBOL = 45  # px a legend entry takes besides its text (the line sample, gaps)
 LEGEND_WIDTH = {"projector": 560, "phone": 330, "desktop": 300}  # px: the narrowest a column's legend gets
@@ -31,11 +32,17 @@ def plane_frame(state: ExplorerState, reach: float, top: int, bottom: int, phone
     should stay in (the plot, which clips them). The figure must keep its margins (no
     legend or slider may make Plotly grow them: a browser test checks). The server does not know
     the browser's width: the plot is taken as ``phone_width`` wide (at most as wide as high), the
-    narrowest it is drawn (a phone, a lesson's column in a 1024 px window), so a name placed for it
-    also fits a wider plot; :data:`PROJECTOR_WIDER` times its height in projector mode."""
+    narrowest it is drawn (a phone, a lesson's column in a 1024 px window), and the box is that
+    plot's square, so a name placed for it also fits a wider plot; in projector mode the plot is
+    :data:`PROJECTOR_WIDER` times its height, whose scale no wider window changes."""
     height = (height or style(state)["height"]) - top - bottom
-    width = height * PROJECTOR_WIDER if state.projector else min(height, phone_width)
-    return min(width, height) / (2 * reach), (-width / 2, -height / 2, width / 2, height / 2)
+    if state.projector:
+        width = height * PROJECTOR_WIDER
+        return height / (2 * reach), (-width / 2, -height / 2, width / 2, height / 2)
+    # A wider plot (up to as wide as high) draws the points farther out, up and down too, while a
+    # name keeps its size: a name inside the narrowest plot's square stays inside every such plot.
+    width = min(height, phone_width)
+    return width / (2 * reach), (-width / 2, -width / 2, width / 2, width / 2)
 
 
 def text_box(text: str, font: float) -> tuple[float, float]:
@@ -45,11 +52,14 @@ def text_box(text: str, font: float) -> tuple[float, float]:
 
 
 def label_positions(points: np.ndarray, texts: list[str], font: float, markers: float | np.ndarray,
-                    obstacles: np.ndarray | None = None, bounds: tuple | None = None) -> list[str]:
+                    obstacles: np.ndarray | None = None, bounds: tuple | None = None,
+                    lines: np.ndarray | None = None) -> list[str]:
     """One text position per point (pixels, y up; ``markers``: each point's marker size). Labels
     are placed one at a time, each at the first position that overlaps no label already placed, no
     other marker and no ``obstacles`` (boxes: left, bottom, right, top) and stays inside
-    ``bounds`` (a box), else where it overlaps (or sticks out) least; of four orders (as given, the
+    ``bounds`` (a box), else where it overlaps (or sticks out) least; ``lines`` (boxes along a
+    line a name may cross, as it stays readable) count :data:`LINE_WEIGHT` of their overlap; of
+    four orders (as given, the
     widest label first, and both reversed) the one with the least overlap in all wins, and then
     each label moves while moving lowers the overlap. An empty text keeps "top center"
     and takes no room."""
@@ -63,6 +73,8 @@ def label_positions(points: np.ndarray, texts: list[str], font: float, markers: 
             width, height = text_box(text, font)
             boxes = np.array([_box(x, y, width, height, halves[i] + GAP, *way) for way in POSITIONS.values()])
             cost = _overlap(boxes, np.vstack([np.delete(marker_boxes, i, axis=0), fixed])).sum(axis=1)
+            if lines is not None:
+                cost += LINE_WEIGHT * _overlap(boxes, np.reshape(lines, (-1, 4))).sum(axis=1)
             if bounds is not None:
                 cost += np.prod(boxes[:, 2:] - boxes[:, :2], axis=1) - _overlap(boxes, np.array([bounds]))[:, 0]
             candidates[i] = boxes, cost
