@@ -13,6 +13,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from blockstab.block import StackConfig, run_stack
 from blockstab.init import random_stack, random_tokens
+from blockstab.lesson import ACTION_TOKEN, lesson_embeddings, lesson_params
 from blockstab.readouts import (
     DISTINCT_DEGREES,
     angle_degrees,
@@ -386,3 +387,21 @@ def test_settled_block_is_where_the_picture_stops_turning():
     assert settled_block(stream) == 2  # 30 -> 31 turns 1 deg; from block 2 on, less than 0.1 deg
     assert settled_block(np.zeros((4, 3, 2))) == 0
     assert settled_block(stream, tolerance=0.01) == 3  # 31 -> 31.05 turns 0.05 deg: still moving at 0.01
+
+
+@settings(max_examples=30, deadline=None)
+@given(residual=st.booleans(), norm=st.sampled_from(("none", "rmsnorm", "layernorm")),
+       placement=st.sampled_from(("post", "pre")), depth=st.integers(1, 99))
+def test_a_shallower_lesson_stack_is_the_first_blocks_of_a_deeper_one(residual, norm, placement, depth):
+    """The lesson repeats one block with no depth-dependent scaling, so a stack ``depth`` blocks
+    deep is, bit for bit, the first ``depth`` blocks of the 100-block stack, and so is every
+    per-block readout (what lets a view of any depth be cut from the deepest run)."""
+    tokens = lesson_embeddings()
+    deep, shallow = (run_stack(tokens, lesson_params(), StackConfig(depth=d, residual=residual, norm=norm,
+                                                                    placement=placement)) for d in (100, depth))
+    assert_array_equal(shallow.values, deep.values[:depth])
+    assert_array_equal(shallow.stream, deep.stream[:depth + 1])
+    deep_readouts, shallow_readouts = readouts(deep, ACTION_TOKEN), readouts(shallow, ACTION_TOKEN)
+    for name in ("token_norm", "action_norm", "action_cosine_to_input", "scenario_angle", "distinct_tokens",
+                 "smallest_pairwise_angle", "action_nearest_angle"):
+        assert_array_equal(getattr(shallow_readouts, name), getattr(deep_readouts, name)[:depth + 1], err_msg=name)
