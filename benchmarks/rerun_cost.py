@@ -8,13 +8,18 @@ Run by hand from the repo root: ``.venv/bin/python benchmarks/rerun_cost.py`` (a
 2. A whole rerun in Streamlit's AppTest (script + element marshalling, no WebSocket, no browser):
    the residual toggle and the depth slider, ours against ``benchmarks/baseline_app.py``.
 3. (``--cprofile``) the functions the three figure builders spend their time in.
+4. (``--send-ahead``) what sending the Explorer's figures ahead for every setting of its switches
+   and every depth (issue #16) would cost to build and to send, with today's views: measured at a
+   few depths per setting, summed over depths 1-100 by linear interpolation.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import gzip
 import io
+import itertools
 import os
 import pstats
 import statistics
@@ -23,6 +28,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import plotly.io
 import plotly.tools
 from engine import timed as engine_timed
@@ -191,14 +197,57 @@ def profile_builders() -> None:
     print("\n".join(line for line in out.getvalue().splitlines() if line.strip())[:6000])
 
 
+SAMPLED_DEPTHS = (1, 2, 5, 10, 24, 50, 100)
+
+
+def send_ahead() -> None:
+    """Build time and JSON size of the depth and readouts figures at sampled depths, for each of the
+    Explorer's 12 switch settings (the block view does not change with depth: once per setting)."""
+    from dataclasses import replace
+
+    from ui.views import figure_state
+
+    t = app.Text("en")
+    settings = [dict(residual=r, norm=n != "none", norm_kind="rmsnorm" if n == "none" else n, placement=p)
+                for r, n, p in itertools.product((True, False), ("none", "rmsnorm", "layernorm"), ("post", "pre"))]
+    print("\nSending every (setting, depth) ahead with today's views: one build each, English")
+    print(f"  {'setting':<44}{'build s':>9}{'JSON MB':>9}{'gzip MB':>9}   (depth + readouts, depths 1-100)")
+    totals = [0.0, 0.0, 0.0]
+    deepest = [0.0, 0.0, 0.0]
+    for setting in settings:
+        sampled = []
+        for depth in SAMPLED_DEPTHS:
+            cost = [0.0, 0.0, 0.0]
+            for name in ("depth", "readouts"):
+                state = figure_state(name, replace(app.default, depth=depth, **setting))
+                result = app.explore(state)
+                start = time.perf_counter()
+                text = as_streamlit_does(app.figures[name](state, result, t))
+                cost[0] += time.perf_counter() - start
+                cost[1] += len(text) / 1e6
+                cost[2] += len(gzip.compress(text.encode(), mtime=0)) / 1e6
+            sampled.append(cost)
+        every = [float(sum(np.interp(range(1, 101), SAMPLED_DEPTHS, [c[i] for c in sampled]))) for i in range(3)]
+        totals = [a + b for a, b in zip(totals, every, strict=True)]
+        deepest = [a + b for a, b in zip(deepest, sampled[-1], strict=True)]
+        norm = setting["norm_kind"] if setting["norm"] else "no norm"
+        label = f"residual {'on' if setting['residual'] else 'off'}, {norm}, {setting['placement']}"
+        print(f"  {label:<44}{every[0]:>9.1f}{every[1]:>9.2f}{every[2]:>9.2f}")
+    print(f"  {'all 12 settings x 100 depths':<44}{totals[0]:>9.1f}{totals[1]:>9.2f}{totals[2]:>9.2f}")
+    print(f"  {'one depth-100 figure pair per setting':<44}{deepest[0]:>9.1f}{deepest[1]:>9.2f}{deepest[2]:>9.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--cprofile", action="store_true")
+    parser.add_argument("--send-ahead", action="store_true", help="only section 4 (issue #16), a few minutes")
     parser.add_argument("--app-root", type=Path, default=ROOT, help="the checkout / snapshot to measure")
     args = parser.parse_args()
     load_app(args.app_root)
     repeats = max(3, min(args.repeats, 200))
+    if args.send_ahead:
+        return send_ahead()
     pieces(repeats)
     retained_memory()
     gc_with_cached_figures()
