@@ -693,6 +693,29 @@ def test_depth_view_says_when_the_picture_has_settled(lang, view):
 
 
 @LANGS
+@pytest.mark.parametrize("view", [{}, {"norm": False}, {"norm": False, "depth": 80}, {"norm": False, "depth": 100}])
+def test_depth_view_says_which_blocks_it_cannot_draw(lang, view):
+    """Without normalization the stream overflows from block 80 on: the plane cannot draw those
+    blocks (at the slider's last block it shows no token at all), so its note says which."""
+    t = Text(lang)
+    state = ExplorerState(**view)
+    fig = depth_figure(state, explore(state), t)
+    note = "<br>".join(a.text for a in fig.layout.annotations)
+    paths = np.stack([np.column_stack([tr.x, tr.y]) for tr in fig.data[:len(state.scenarios)]], axis=1)
+    finite = np.isfinite(paths.astype(float)).all(axis=(1, 2))
+    keys = ("fig.depth.not_drawn", "fig.depth.not_drawn_one")
+    said = [(first, key) for first in range(state.depth + 1) for key in keys
+            if t(key, first=first, last=state.depth) in note]
+    if finite.all():
+        assert said == []
+    else:
+        first = int(np.argmin(finite))
+        assert not finite[first:].any() and finite[:first].all()
+        assert said == [(first, "fig.depth.not_drawn" if first < state.depth else "fig.depth.not_drawn_one")]
+    assert bool(said) == (state.depth >= 80 and not state.norm)  # these views: the overflowing ones
+
+
+@LANGS
 @pytest.mark.parametrize("view", [{}, {"norm": False}, {"norm": False, "depth": 100},
                                   {"placement": "pre", "depth": 100}, {"norm": False, "projector": True},
                                   {"norm": False, "phone": True}])

@@ -10,8 +10,8 @@ from test_browser import assert_healthy, open_app, shot
 
 pytestmark = pytest.mark.browser
 
-PAGES = ("/", "/?residual=false", "/?norm=false", "/walk?step=1", "/walk?step=3", "/walk?step=8", "/case",
-         "/practice", "/geometry", "/scenario", "/lab", "/teach", "/real")
+PAGES = ("/", "/?residual=false", "/?norm=false", "/?norm=false&depth=100", "/walk?step=1", "/walk?step=3",
+         "/walk?step=8", "/case", "/practice", "/geometry", "/scenario", "/lab", "/teach", "/real")
 SIZES = {"projector": (1280, 720, True), "1280": (1280, 720, False), "1024": (1024, 768, False),
          "phone": (390, 844, False)}
 

@@ -103,8 +103,15 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     note_top = 50 + int(2.5 * s["font"])  # room for a two-line note under the title
     crowded = crowded_until(stream[:, :, action], plane_frame(state, plane_reach(stream.reshape(-1, 2)), note_top,
                                                               bottom, PHONE_PLANE, height=height)[0], s["marker"] * 0.6)
-    note = "<br>".join([t("fig.depth.settled", block=settled)] * (settled < depth)
-                       + [t("fig.depth.crowded", last=crowded)] * bool(crowded))
+    lost = lost_from(stream[:, :, action])
+    notes = [t("fig.depth.settled", block=settled)] if settled < depth else []
+    if crowded:
+        notes.append(t("fig.depth.crowded", last=crowded))
+    if lost is not None and lost < depth:
+        notes.append(t("fig.depth.not_drawn", first=lost, last=depth))
+    elif lost is not None:
+        notes.append(t("fig.depth.not_drawn_one", first=lost))
+    note = "<br>".join(notes)
     top = 50 + int(1.25 * (note.count("<br>") + 1) * s["font"]) if note else top_margin(state, wrap(title))
     scale, bounds = plane_frame(state, plane_reach(stream.reshape(-1, 2)), top, bottom, PHONE_PLANE, height=height)
     look = {"scale": scale, "marker": s["marker"], "font": s["font"] - 2, "joiner": GROUP_JOINERS[not state.projector],
@@ -157,6 +164,16 @@ def crowded_until(paths: np.ndarray, scale: float, spot: float) -> int:
     near = np.all(np.hypot(moved[..., 0], moved[..., 1]) * scale <= spot, axis=1)
     last = int(np.argmin(near)) - 1 if not near.all() else len(near) - 1
     return last if last >= 2 and np.nanmax(sizes) > 10 * sizes[:last + 1].max() else 0
+
+
+def lost_from(paths: np.ndarray) -> int | None:
+    """The first block whose action token (``paths``: ``(blocks, sentences, 2)``) is not finite in
+    some sentence, if no later block is finite either (the figure cannot draw them); else ``None``."""
+    finite = np.isfinite(paths).all(axis=(1, 2))
+    if finite.all():
+        return None
+    first = int(np.argmin(finite))
+    return first if not finite[first:].any() else None
 
 
 def group_labels(groups: np.ndarray, names: list[str], joiner: str = GROUP_JOINERS[0]) -> list[str]:
