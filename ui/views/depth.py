@@ -68,6 +68,7 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     depth = stream.shape[0] - 1
     action = state.example.action
     blocks = np.arange(depth + 1)
+    path_marker = s["marker"] * 0.6
     data = []
     for row, scenario in enumerate(state.scenarios):
         path = stream[:, row, action]
@@ -75,7 +76,7 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
             "type": "scatter", "x": path[:, 0], "y": path[:, 1], "mode": "lines+markers",
             "name": t("legend.path", scenario=plotly_text(side_name(state.example, scenario, t))),
             "line": {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2},
-            "marker": {"size": s["marker"] * 0.6, "color": blocks, "colorscale": "Viridis",
+            "marker": {"size": path_marker, "color": blocks, "colorscale": "Viridis",
                        "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block"), "font": {"color": INK}},
                                                            "tickfont": {"color": INK}, "x": 1.02,
                                                            "tick0": 0, "dtick": max(1, int(np.ceil(depth / 5)))}},
@@ -100,26 +101,20 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     title = t("fig.depth.title", depth=depth)
     axis, bottom = depth_bottom(s["font"])
     height = s["height"] + PROJECTOR_TALLER * state.projector
-    note_top = 50 + int(2.5 * s["font"])  # room for a two-line note under the title
-    crowded = crowded_until(stream[:, :, action], plane_frame(state, plane_reach(stream.reshape(-1, 2)), note_top,
-                                                              bottom, PHONE_PLANE, height=height)[0], s["marker"] * 0.6)
-    lost = lost_from(stream[:, :, action])
-    notes = [t("fig.depth.settled", block=settled)] if settled < depth else []
-    if crowded:
-        notes.append(t("fig.depth.crowded", last=crowded))
-    if lost is not None and lost < depth:
-        notes.append(t("fig.depth.not_drawn", first=lost, last=depth))
-    elif lost is not None:
-        notes.append(t("fig.depth.not_drawn_one", first=lost))
-    note = "<br>".join(notes)
+    paths, reach = stream[:, :, action], plane_reach(stream.reshape(-1, 2))
+    # Whether the early blocks share one spot, at the scale of a plot under a two-line note (a taller
+    # note only shrinks the plot, and the spot with it).
+    crowded = crowded_until(paths, plane_frame(state, reach, 50 + int(2.5 * s["font"]), bottom, PHONE_PLANE,
+                                               height=height)[0], path_marker)
+    note = _note(t, depth, settled, crowded, lost_from(paths))
     top = 50 + int(1.25 * (note.count("<br>") + 1) * s["font"]) if note else top_margin(state, wrap(title))
-    scale, bounds = plane_frame(state, plane_reach(stream.reshape(-1, 2)), top, bottom, PHONE_PLANE, height=height)
+    scale, bounds = plane_frame(state, reach, top, bottom, PHONE_PLANE, height=height)
     look = {"scale": scale, "marker": s["marker"], "font": s["font"] - 2, "joiner": GROUP_JOINERS[not state.projector],
             "width": 0.5 * (bounds[2] - bounds[0]),  # a wider name, on one line, leaves no room around it
             "inks": [text_colour(SCENARIO_COLOURS[scenario]) for scenario in state.scenarios]}
     place = functools.lru_cache(maxsize=None)(functools.partial(
         _label_positions, font=look["font"], bounds=bounds,
-        lines=_path_boxes(stream[:, :, action] * scale, s["marker"] * 0.6, bounds)))
+        lines=_path_boxes(paths * scale, path_marker, bounds)))
     frames = [{"name": str(d), "traces": moving,
                "data": _moving_positions(stream, groups, d, action, names, look, place)}
               for d in range(depth + 1)]
@@ -144,14 +139,25 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     fig = go.Figure({"data": data, "layout": controls, "frames": frames}, skip_invalid=False, _validate=False)
     layout(fig, state, t, title)
     fig.update_layout(showlegend=False, margin={"b": bottom}, height=height)
-    # The slider's later blocks all look the same, or the early blocks share one spot: say so, or the
-    # chart seems frozen, or the early blocks missing.
-    if note:
+    if note:  # (else the chart seems frozen, or blocks seem missing)
         fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=1, xanchor="left", yanchor="bottom",
                            showarrow=False, align="left", font={"size": s["font"] - 2, "color": INK})
         fig.update_layout(margin={"t": top})  # room between the title and the note
     plane_axes(fig, t, stream.reshape(-1, 2), state.example)
     return fig
+
+
+def _note(t: Text, depth: int, settled: int, crowded: int, lost: int | None) -> str:
+    """What the plane alone would hide, one fact a line: the later blocks look the same, the early
+    ones share one spot, the last ones cannot be drawn ("" when none)."""
+    notes = [t("fig.depth.settled", block=settled)] if settled < depth else []
+    if crowded:
+        notes.append(t("fig.depth.crowded", last=crowded))
+    if lost is not None and lost < depth:
+        notes.append(t("fig.depth.not_drawn", first=lost, last=depth))
+    elif lost is not None:
+        notes.append(t("fig.depth.not_drawn_one", first=lost))
+    return "<br>".join(notes)
 
 
 def crowded_until(paths: np.ndarray, scale: float, spot: float) -> int:
@@ -189,10 +195,10 @@ def _moving_positions(stream: np.ndarray, groups: np.ndarray, d: int, action: in
     """Block ``d``'s moving traces: per scenario, every token with its group's label, then the
     action token's ring; each label where it overlaps no other (``place``, at ``look["scale"]``
     pixels per unit; a group's names joined by ``look["joiner"]``, a name a line if one line is wider
-    than the plot), in its sentence's text colour. A
-    label the second sentence shares with the first, on the same spot, is written once, in the
-    colour of the shared tokens. Plain float lists: Plotly converts each NumPy array through
-    narwhals, which cost more than the rest of the frame; JSON keeps every float exactly."""
+    than ``look["width"]``), in its sentence's text colour. A label the second sentence shares with
+    the first, on the same spot, is written once, in the colour of the shared tokens. Plain float
+    lists: Plotly converts each NumPy array through narwhals, which cost more than the rest of the
+    frame; JSON keeps every float exactly."""
     texts, points, sizes, inks = [], [], [], []
     for row in range(stream.shape[1]):
         labels = [_fitted(label, look) for label in group_labels(groups[d, row], names[row], look["joiner"])]

@@ -58,11 +58,10 @@ def label_positions(points: np.ndarray, texts: list[str], font: float, markers: 
     are placed one at a time, each at the first position that overlaps no label already placed, no
     other marker and no ``obstacles`` (boxes: left, bottom, right, top) and stays inside
     ``bounds`` (a box), else where it overlaps (or sticks out) least; ``lines`` (boxes along a
-    line a name may cross, as it stays readable) count :data:`LINE_WEIGHT` of their overlap; of
-    four orders (as given, the
-    widest label first, and both reversed) the one with the least overlap in all wins, and then
-    each label moves while moving lowers the overlap. An empty text keeps "top center"
-    and takes no room."""
+    line a name may cross, as it stays readable) count :data:`LINE_WEIGHT` of their overlap. Of
+    four orders (as given, the widest label first, and both reversed) the one with the least
+    overlap in all wins, and then each label moves while moving lowers the overlap. An empty text
+    keeps "top center" and takes no room."""
     points = np.asarray(points, dtype=float).reshape(-1, 2)
     halves = np.broadcast_to(np.asarray(markers, dtype=float) / 2, len(points))
     marker_boxes = np.column_stack([points - halves[:, None], points + halves[:, None]])
