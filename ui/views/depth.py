@@ -4,6 +4,8 @@ readouts that cannot hide a merge."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -16,6 +18,7 @@ from ..examples import plotly_text, side_name, token_labels
 from ..numbers import readable
 from ..text import Text
 from ..verdicts import OWN_DIRECTION, VANISHED
+from .cut import apply_cut
 from .exploration import Exploration
 from .labels import label_positions, plane_frame, segment_boxes, text_box
 from .style import (
@@ -29,6 +32,7 @@ from .style import (
     plane_reach,
     style,
     text_colour,
+    title_pad,
     top_margin,
     wrap,
 )
@@ -57,69 +61,22 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
     have merged (less than ``DISTINCT_DEGREES`` apart) share one label, "errors = after deploy",
     and the action token is a ring, so a token under it still shows.
 
-    Built from plain dicts and wrapped without Plotly's per-property validation: validating
-    ``depth + 1`` frames of traces cost 64 ms at depth 24 and 213 ms at depth 100
-    (docs/benchmarks.md). Each frame carries only the moving traces' positions and labels; their
-    names and style stay on the figure's traces (``frame.traces`` says which), and Plotly.animate
-    keeps them.
+    Drawn as every block's figure and its :func:`depth_cut` (``ui.views.cut``). Built from plain
+    dicts and wrapped without Plotly's per-property validation: validating ``depth + 1`` frames of
+    traces cost 64 ms at depth 24 and 213 ms at depth 100 (docs/benchmarks.md). Each frame carries
+    only the moving traces' positions and labels; their names and style stay on the figure's
+    traces (``frame.traces`` says which), and Plotly.animate keeps them.
     """
     s = style(state)
     stream = result.trace.stream  # (depth + 1, batch, tokens, 2)
     depth = stream.shape[0] - 1
-    action = state.example.action
-    blocks = np.arange(depth + 1)
-    path_marker = s["marker"] * 0.6
-    data = []
-    for row, scenario in enumerate(state.scenarios):
-        path = stream[:, row, action]
-        data.append({
-            "type": "scatter", "x": path[:, 0], "y": path[:, 1], "mode": "lines+markers",
-            "name": t("legend.path", scenario=plotly_text(side_name(state.example, scenario, t))),
-            "line": {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2},
-            "marker": {"size": path_marker, "color": blocks, "colorscale": "Viridis",
-                       "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block"), "font": {"color": INK}},
-                                                           "tickfont": {"color": INK}, "x": 1.02,
-                                                           "tick0": 0, "dtick": max(1, int(np.ceil(depth / 5)))}},
-            "customdata": blocks,
-            "hovertemplate": t("hover.block") + " %{customdata}: [%{x:.3f}, %{y:.3f}]<extra></extra>",
-        })
-    moving = list(range(len(data), len(data) + 2 * len(state.scenarios)))
-    names = [[plotly_text(n) for n in token_labels(state.example, side, t)] for side in state.scenarios]
-    # The moving traces at the last block, with their style: the figure opens there.
-    for scenario in state.scenarios:
-        data.append({"type": "scatter", "mode": "markers+text", "hoverinfo": "text", "cliponaxis": False,
-                     "marker": {"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.8},
-                     "textfont": {"color": text_colour(SCENARIO_COLOURS[scenario]), "size": s["font"] - 2},
-                     "name": t("legend.other_tokens"), "showlegend": False})
-        data.append({"type": "scatter", "mode": "markers+text", "name": t("legend.now"), "showlegend": False,
-                     "cliponaxis": False,
-                     "textfont": {"color": text_colour(SCENARIO_COLOURS[scenario]), "size": s["font"] - 2},
-                     "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2, "symbol": "circle-open",
-                                "line": {"width": 4}}})
+    drawing = _drawing(state, stream, t)
+    moving = list(range(len(state.scenarios), 3 * len(state.scenarios)))
     groups = token_groups(stream)  # every block at once
-    settled = settled_block(stream)
-    title = t("fig.depth.title", depth=depth)
-    axis, bottom = depth_bottom(s["font"])
-    height = s["height"] + PROJECTOR_TALLER * state.projector
-    paths, reach = stream[:, :, action], plane_reach(stream.reshape(-1, 2))
-    # Whether the early blocks share one spot, at the scale of a plot under a two-line note (a taller
-    # note only shrinks the plot, and the spot with it).
-    crowded = crowded_until(paths, plane_frame(state, reach, 50 + int(2.5 * s["font"]), bottom, PHONE_PLANE,
-                                               height=height)[0], path_marker)
-    note = _note(t, depth, settled, crowded, lost_from(paths))
-    top = 50 + int(1.25 * (note.count("<br>") + 1) * s["font"]) if note else top_margin(state, wrap(title))
-    scale, bounds = plane_frame(state, reach, top, bottom, PHONE_PLANE, height=height)
-    look = {"scale": scale, "marker": s["marker"], "font": s["font"] - 2, "joiner": GROUP_JOINERS[not state.projector],
-            "width": 0.5 * (bounds[2] - bounds[0]),  # a wider name, on one line, leaves no room around it
-            "inks": [text_colour(SCENARIO_COLOURS[scenario]) for scenario in state.scenarios]}
-    place = functools.lru_cache(maxsize=None)(functools.partial(
-        _label_positions, font=look["font"], bounds=bounds,
-        lines=_path_boxes(paths * scale, path_marker, bounds)))
     frames = [{"name": str(d), "traces": moving,
-               "data": _moving_positions(stream, groups, d, action, names, look, place)}
+               "data": _moving_positions(stream, groups, d, state.example.action, drawing)}
               for d in range(depth + 1)]
-    for index, trace in zip(moving, frames[-1]["data"], strict=True):
-        data[index].update(trace)
+    axis = depth_bottom(s["font"])[0]
     controls = {
         "sliders": [{
             "active": depth, "currentvalue": {"prefix": t("legend.block") + ": "}, "x": 0.12, "len": 0.88,
@@ -136,15 +93,118 @@ def depth_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
                                          "transition": {"duration": 0}}]}],
         }],
     }
-    fig = go.Figure({"data": data, "layout": controls, "frames": frames}, skip_invalid=False, _validate=False)
-    layout(fig, state, t, title)
-    fig.update_layout(showlegend=False, margin={"b": bottom}, height=height)
-    if note:  # (else the chart seems frozen, or blocks seem missing)
-        fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=1, xanchor="left", yanchor="bottom",
-                           showarrow=False, align="left", font={"size": s["font"] - 2, "color": INK})
-        fig.update_layout(margin={"t": top})  # room between the title and the note
+    fig = depth_plane(state, result, t, frames, controls)
+    return apply_cut(fig, _cut(state, stream, t, drawing, frames[-1]["data"]))
+
+
+def depth_cut(state: ExplorerState, result: Exploration, t: Text, n: int) -> dict:
+    """The depth view of ``result``'s first ``n`` blocks as a cut of the view of all its blocks
+    (``ui.views.cut``; without the animation, whose frames only the full view carries)."""
+    stream = result.trace.stream[:n + 1]
+    groups = token_groups(stream[n:])
+    return _cut(state, stream, t, drawing := _drawing(state, stream, t),
+                _moving_positions(stream[n:], groups, 0, state.example.action, drawing))
+
+
+def depth_plane(state: ExplorerState, result: Exploration, t: Text, frames: list = (),
+                controls: dict | None = None) -> go.Figure:
+    """The depth view of every block before its cut: each sentence's action-token path, and the
+    style of the traces that show the tokens at one block (with the animation's ``frames`` and
+    ``controls`` for the full view)."""
+    s = style(state)
+    stream = result.trace.stream
+    blocks = np.arange(stream.shape[0])
+    data = []
+    for row, scenario in enumerate(state.scenarios):
+        path = stream[:, row, state.example.action]
+        data.append({
+            "type": "scatter", "x": path[:, 0], "y": path[:, 1], "mode": "lines+markers",
+            "name": t("legend.path", scenario=plotly_text(side_name(state.example, scenario, t))),
+            "line": {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2},
+            "marker": {"size": _path_marker(state), "color": blocks, "colorscale": "Viridis",
+                       "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block"), "font": {"color": INK}},
+                                                           "tickfont": {"color": INK}, "x": 1.02, "tick0": 0}},
+            "customdata": blocks,
+            "hovertemplate": t("hover.block") + " %{customdata}: [%{x:.3f}, %{y:.3f}]<extra></extra>",
+        })
+    for scenario in state.scenarios:
+        data.append({"type": "scatter", "mode": "markers+text", "hoverinfo": "text", "cliponaxis": False,
+                     "marker": {"color": OTHER_TOKENS, "size": s["marker"], "opacity": 0.8},
+                     "textfont": {"color": text_colour(SCENARIO_COLOURS[scenario]), "size": s["font"] - 2},
+                     "name": t("legend.other_tokens"), "showlegend": False})
+        data.append({"type": "scatter", "mode": "markers+text", "name": t("legend.now"), "showlegend": False,
+                     "cliponaxis": False,
+                     "textfont": {"color": text_colour(SCENARIO_COLOURS[scenario]), "size": s["font"] - 2},
+                     "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2, "symbol": "circle-open",
+                                "line": {"width": 4}}})
+    fig = go.Figure({"data": data, "layout": controls or {}, "frames": list(frames)}, skip_invalid=False,
+                    _validate=False)
+    layout(fig, state, t, t("fig.depth.title", depth=stream.shape[0] - 1))
+    fig.update_layout(showlegend=False, margin={"b": depth_bottom(s["font"])[1]}, height=_plane_height(state))
     plane_axes(fig, t, stream.reshape(-1, 2), state.example)
     return fig
+
+
+@dataclass(frozen=True)
+class _Drawing:
+    """How the depth view draws a stream's blocks: its note, the room above the plot, and the
+    look and placement of the tokens' names (:func:`_moving_positions`)."""
+
+    note: str
+    top: int
+    look: dict
+    place: Callable
+
+
+def _drawing(state: ExplorerState, stream: np.ndarray, t: Text) -> _Drawing:
+    """How the depth view draws every block of ``stream`` (``(blocks, batch, tokens, 2)``)."""
+    s = style(state)
+    depth = stream.shape[0] - 1
+    bottom = depth_bottom(s["font"])[1]
+    height = _plane_height(state)
+    paths, reach = stream[:, :, state.example.action], plane_reach(stream.reshape(-1, 2))
+    # Whether the early blocks share one spot, at the scale of a plot under a two-line note (a taller
+    # note only shrinks the plot, and the spot with it).
+    crowded = crowded_until(paths, plane_frame(state, reach, 50 + int(2.5 * s["font"]), bottom, PHONE_PLANE,
+                                               height=height)[0], _path_marker(state))
+    note = _note(t, depth, settled_block(stream), crowded, lost_from(paths))
+    title = wrap(t("fig.depth.title", depth=depth))
+    top = 50 + int(1.25 * (note.count("<br>") + 1) * s["font"]) if note else top_margin(state, title)
+    scale, bounds = plane_frame(state, reach, top, bottom, PHONE_PLANE, height=height)
+    look = {"scale": scale, "marker": s["marker"], "font": s["font"] - 2, "joiner": GROUP_JOINERS[not state.projector],
+            "width": 0.5 * (bounds[2] - bounds[0]),  # a wider name, on one line, leaves no room around it
+            "inks": [text_colour(SCENARIO_COLOURS[scenario]) for scenario in state.scenarios],
+            "names": [[plotly_text(n) for n in token_labels(state.example, side, t)] for side in state.scenarios]}
+    place = functools.lru_cache(maxsize=None)(functools.partial(
+        _label_positions, font=look["font"], bounds=bounds,
+        lines=_path_boxes(paths * scale, _path_marker(state), bounds)))
+    return _Drawing(note, top, look, place)
+
+
+def _cut(state: ExplorerState, stream: np.ndarray, t: Text, drawing: _Drawing, tokens: list[dict]) -> dict:
+    """The cut (``ui.views.cut``) that draws every block of ``stream``, its last block's ``tokens``
+    (:func:`_moving_positions`) as :func:`_drawing` says."""
+    depth, paths = stream.shape[0] - 1, len(state.scenarios)
+    title, reach = wrap(t("fig.depth.title", depth=depth)), plane_reach(stream.reshape(-1, 2))
+    font = style(state)["font"] - 2
+    notes = [{"text": drawing.note, "xref": "paper", "yref": "paper", "x": 0, "y": 1, "xanchor": "left",
+              "yanchor": "bottom", "showarrow": False, "align": "left", "font": {"size": font, "color": INK}}]
+    return {
+        "points": depth + 1, "along": list(range(paths)),
+        "data": {**{row: {"marker": {"colorbar": {"dtick": max(1, int(np.ceil(depth / 5)))}}} for row in range(paths)},
+                 **{paths + i: trace for i, trace in enumerate(tokens)}},
+        "layout": {"title": {"text": title, "pad": {"t": title_pad(state, title)}}, "margin": {"t": drawing.top},
+                   "xaxis": {"range": [-reach, reach]}, "yaxis": {"range": [-reach, reach]}},
+        "notes": notes if drawing.note else [],  # (else the chart seems frozen, or blocks seem missing)
+    }
+
+
+def _path_marker(state: ExplorerState) -> float:
+    return style(state)["marker"] * 0.6
+
+
+def _plane_height(state: ExplorerState) -> int:
+    return style(state)["height"] + PROJECTOR_TALLER * state.projector
 
 
 def _note(t: Text, depth: int, settled: int, crowded: int, lost: int | None) -> str:
@@ -190,15 +250,15 @@ def group_labels(groups: np.ndarray, names: list[str], joiner: str = GROUP_JOINE
             for i in range(len(names))]
 
 
-def _moving_positions(stream: np.ndarray, groups: np.ndarray, d: int, action: int, names: list[list[str]],
-                      look: dict, place) -> list[dict]:
+def _moving_positions(stream: np.ndarray, groups: np.ndarray, d: int, action: int, drawing: _Drawing) -> list[dict]:
     """Block ``d``'s moving traces: per scenario, every token with its group's label, then the
-    action token's ring; each label where it overlaps no other (``place``, at ``look["scale"]``
+    action token's ring; each label where it overlaps no other (``drawing.place``, at ``look["scale"]``
     pixels per unit; a group's names joined by ``look["joiner"]``, a name a line if one line is wider
     than ``look["width"]``), in its sentence's text colour. A label the second sentence shares with
     the first, on the same spot, is written once, in the colour of the shared tokens. Plain float
     lists: Plotly converts each NumPy array through narwhals, which cost more than the rest of the
     frame; JSON keeps every float exactly."""
+    look, names = drawing.look, drawing.look["names"]
     texts, points, sizes, inks = [], [], [], []
     for row in range(stream.shape[1]):
         labels = [_fitted(label, look) for label in group_labels(groups[d, row], names[row], look["joiner"])]
@@ -214,7 +274,7 @@ def _moving_positions(stream: np.ndarray, groups: np.ndarray, d: int, action: in
         for i, text in enumerate(texts[later]):
             if text and text == texts[first][i] and np.array_equal(pixels[later][i], pixels[first][i]):
                 texts[later][i], inks[first][i] = "", text_colour(OTHER_TOKENS)
-    where = iter(place(tuple(np.vstack(pixels).ravel()), tuple(sum(texts, [])), tuple(sizes)))
+    where = iter(drawing.place(tuple(np.vstack(pixels).ravel()), tuple(sum(texts, [])), tuple(sizes)))
     traces = []
     for text, pts, ink in zip(texts, points, inks, strict=True):
         traces.append({"type": "scatter", "x": pts[:, 0].tolist(), "y": pts[:, 1].tolist(),
@@ -258,21 +318,30 @@ def _floored(values: np.ndarray, floor: float) -> list:
 def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
     """Six readouts against depth that cannot hide a merge: the action token's size, its cosine to
     its start, its angle to the nearest other token, the angle between the two sentences, how many
-    tokens are distinct, and the smallest angle between two tokens."""
+    tokens are distinct, and the smallest angle between two tokens. Drawn as every block's panels
+    and their :func:`readouts_cut` (``ui.views.cut``)."""
+    depth = result.trace.stream.shape[0] - 1
+    return apply_cut(readout_panels(state, result, t), readouts_cut(state, result, t, depth))
+
+
+PANELS = ("norm", "nearest", "distinct", "cosine", "angle", "smallest")
+PANEL_AXES = {p: "yaxis" + ("" if i == 0 else str(i + 1)) for i, p in enumerate(PANELS)}
+
+
+def readout_panels(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
+    """The readouts of every block before their cut: the panels, their traces and fixed axes."""
     s = style(state)
     r = result.readouts
     n = result.trace.stream.shape[2]
     blocks = np.arange(r.action_norm.shape[0])
-    size_floor = VANISHED * float(r.action_norm[0].min())
-    panels = ("norm", "nearest", "distinct", "cosine", "angle", "smallest")
+    size_floor = _size_floor(result)
     # Two panels a row, whose titles (at most two lines) fit the tour's narrow column; on a phone
     # one a row.
     cols = 1 if state.phone else 2
-    rows = len(panels) // cols
-    cells = {p: {"row": i // cols + 1, "col": i % cols + 1} for i, p in enumerate(panels)}
-    panel_height = 230 if state.projector else 190  # the plot and its two-line title
-    titles = [wrap(t("fig.readouts." + p, n=n), PANEL_TITLE_WIDTH) for p in panels]
-    fig = make_subplots(rows=rows, cols=cols, vertical_spacing=min(0.3, 90 / (panel_height * rows)),
+    rows = len(PANELS) // cols
+    cells = {p: {"row": i // cols + 1, "col": i % cols + 1} for i, p in enumerate(PANELS)}
+    titles = [wrap(t("fig.readouts." + p, n=n), PANEL_TITLE_WIDTH) for p in PANELS]
+    fig = make_subplots(rows=rows, cols=cols, vertical_spacing=min(0.3, 90 / (_panel_height(state) * rows)),
                         horizontal_spacing=0.14, subplot_titles=titles)
     traces = []  # (panel, trace): added in one call, Plotly's per-call subplot lookup is the slow part
     for row, scenario in enumerate(state.scenarios):
@@ -303,36 +372,62 @@ def readouts_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Fi
                    cols=[cells[p]["col"] for p, _ in traces])
     fig.add_shape(type="line", xref="x2 domain", yref="y2", x0=0, x1=1, y0=OWN_DIRECTION, y1=OWN_DIRECTION,
                   line={"color": "#555555", "dash": "dot", "width": 1})  # the own-direction line
-    top = float(np.nanmax(np.concatenate([r.scenario_angle, [5.0]])))
-    axis = {p: "yaxis" + ("" if i == 0 else str(i + 1)) for i, p in enumerate(panels)}
-    fig.update_layout({
-        axis["norm"]: log_axis(r.action_norm.ravel(), size_floor),
-        axis["nearest"]: {"rangemode": "tozero"},
-        axis["distinct"]: {"range": [0, n + 0.5], "dtick": 1 if n <= 8 else 2},
-        axis["cosine"]: {"range": [-1.05, 1.05]},
-        axis["angle"]: {"range": [0, top * 1.1]},
-        axis["smallest"]: log_axis(r.smallest_pairwise_angle.ravel(), ANGLE_FLOOR),
-    })
+    fig.update_layout({PANEL_AXES["nearest"]: {"rangemode": "tozero"},
+                       PANEL_AXES["distinct"]: {"range": [0, n + 0.5], "dtick": 1 if n <= 8 else 2},
+                       PANEL_AXES["cosine"]: {"range": [-1.05, 1.05]}})
     fig.update_xaxes(title_text=t("legend.block"), row=rows)  # a higher title would run into the panel titles
     fig.update_annotations(font_size=s["font"] - (2 if state.projector else 0))
     layout(fig, state, t, t("fig.readouts.title"))
+    fig.update_layout(margin={"t": _readouts_top(state)}, legend={"y": -3.4 * s["font"] / _plot_height(state)})
+    return fig
+
+
+def readouts_cut(state: ExplorerState, result: Exploration, t: Text, n: int) -> dict:
+    """The readouts of ``result``'s first ``n`` blocks as a cut of the readouts of all its blocks
+    (``ui.views.cut``): their axes' ranges, and notes under the panels on what they draw at a floor
+    or cannot draw."""
+    s = style(state)
+    r = result.readouts
+    size_floor = _size_floor(result)
+    norms, smallest = r.action_norm[:n + 1], r.smallest_pairwise_angle[:n + 1]
     notes = []
-    if np.any(r.action_norm < size_floor) or np.any(r.smallest_pairwise_angle < ANGLE_FLOOR):
+    if np.any(norms < size_floor) or np.any(smallest < ANGLE_FLOOR):
         notes.append(t("fig.readouts.floor", size=readable(VANISHED), angle=readable(ANGLE_FLOOR)))
-    undefined = np.nonzero(np.any(np.isnan(r.action_cosine_to_input), axis=1))[0]
+    undefined = np.nonzero(np.any(np.isnan(r.action_cosine_to_input[:n + 1]), axis=1))[0]
     if undefined.size:
         notes.append(t("fig.readouts.undefined", block=int(undefined[0])))
     note = "<br>".join(wrap(n, 48) for n in notes)
     # Below the panels, in pixels: the axis title, the legend (two rows on a phone), then the notes.
-    legend_rows = 2 if state.phone else 1
-    below_legend = (5.4 + 1.6 * (legend_rows - 1)) * s["font"]
+    below_legend = (5.4 + 1.6 * state.phone) * s["font"]
     bottom = int(below_legend + 1.1 * s["font"] + 1.3 * (s["font"] - 2) * (note.count("<br>") + 1) * bool(note))
-    top = 50 + int(2.6 * s["font"])  # the title clears the first panel titles
-    plot_height = panel_height * rows
-    fig.update_layout(height=plot_height + top + bottom, margin={"t": top, "b": bottom},
-                      legend={"y": -3.4 * s["font"] / plot_height})
-    if note:
-        fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=-below_legend / plot_height,
-                           xanchor="left", yanchor="top", align="left", showarrow=False,
-                           font={"size": s["font"] - 2, "color": "#333333"})
-    return fig
+    plot_height = _plot_height(state)
+    top = float(np.nanmax(np.concatenate([r.scenario_angle[:n + 1], [5.0]])))
+    traces = (5 * len(state.scenarios) + (state.norm_used != "none" and state.placement == "pre")
+              + (len(state.scenarios) == 2))  # as _readout_panels adds them
+    return {
+        "points": n + 1, "along": list(range(traces)), "data": {},
+        "layout": {PANEL_AXES["norm"]: log_axis(norms.ravel(), size_floor),
+                   PANEL_AXES["angle"]: {"range": [0, top * 1.1]},
+                   PANEL_AXES["smallest"]: log_axis(smallest.ravel(), ANGLE_FLOOR),
+                   "height": plot_height + _readouts_top(state) + bottom, "margin": {"b": bottom}},
+        "notes": [{"text": note, "xref": "paper", "yref": "paper", "x": 0, "y": -below_legend / plot_height,
+                   "xanchor": "left", "yanchor": "top", "align": "left", "showarrow": False,
+                   "font": {"size": s["font"] - 2, "color": "#333333"}}] if note else [],
+    }
+
+
+def _size_floor(result: Exploration) -> float:
+    """The action token's size below which the readouts draw it at the floor: vanished."""
+    return VANISHED * float(result.readouts.action_norm[0].min())
+
+
+def _panel_height(state: ExplorerState) -> int:
+    return 230 if state.projector else 190  # the plot and its two-line title
+
+
+def _plot_height(state: ExplorerState) -> int:
+    return _panel_height(state) * len(PANELS) // (1 if state.phone else 2)
+
+
+def _readouts_top(state: ExplorerState) -> int:
+    return 50 + int(2.6 * style(state)["font"])  # the title clears the first panel titles

@@ -92,7 +92,7 @@ def log_axis(values: np.ndarray, floor: float) -> dict:
 def layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figure:
     s = style(state)
     title = wrap(title)
-    size, pad = s["font"] + 2, _title_pad(state, title)
+    size, pad = s["font"] + 2, title_pad(state, title)
     fig.update_layout(
         title={"text": title, "font": {"size": size}, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": pad}},
         font={"size": s["font"]}, height=s["height"],
@@ -113,10 +113,10 @@ def bottom_margin(state: ExplorerState) -> int:
 def top_margin(state: ExplorerState, title: str) -> int:
     """The room above the plot for a (wrapped) title."""
     size, lines = style(state)["font"] + 2, title.count("<br>") + 1
-    return max(50, _title_pad(state, title) + int(1.3 * size * lines) + 12)
+    return max(50, title_pad(state, title) + int(1.3 * size * lines) + 12)
 
 
-def _title_pad(state: ExplorerState, title: str) -> int:
+def title_pad(state: ExplorerState, title: str) -> int:
     """Plotly lifts a title's lines above a top anchor by about a line each."""
     return 8 + (style(state)["font"] + 2) * title.count("<br>")
 

@@ -1,0 +1,96 @@
+"""A view across depth cut from the deepest run draws what the view draws at that depth (ui.views.cut):
+what lets the Explorer send one deep run per setting ahead and switch depth without the server."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import replace
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from blockstab.scenario import PRESETS
+from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
+from ui.text import Text
+from ui.views import explore
+from ui.views.cut import apply_cut
+from ui.views.depth import depth_cut, depth_figure, depth_plane, readout_panels, readouts_cut, readouts_figure
+
+SETTINGS = [{"residual": residual, "norm": norm != "none", "norm_kind": "layernorm" if norm == "layernorm" else "rmsnorm",
+             "placement": placement}
+            for residual in (True, False) for norm in ("none", "rmsnorm", "layernorm") for placement in ("post", "pre")]
+
+
+def plain(fig: go.Figure, animation: bool = False) -> dict:
+    """The figure as the browser receives it (Plotly's JSON), typed arrays read as numbers (a NaN
+    as ``"nan"``: one NaN's bits may differ from another's), without the depth view's animation."""
+    spec = json.loads(fig.to_json(), object_hook=_numbers)
+    if not animation:
+        spec.pop("frames", None)
+        for key in ("sliders", "updatemenus"):
+            spec["layout"].pop(key, None)
+    return spec
+
+
+def _numbers(node: dict):
+    if set(node) >= {"dtype", "bdata"}:
+        values = np.frombuffer(base64.b64decode(node["bdata"]), dtype=node["dtype"])
+        return ["nan" if np.isnan(v) else v for v in values.tolist()]
+    return node
+
+
+def cut_views(state: ExplorerState, t: Text, n: int) -> tuple[dict, dict]:
+    """The depth and readouts views of ``state``'s setting ``n`` blocks deep, cut from its deepest run."""
+    deep = replace(state, depth=MAX_EXPLORER_DEPTH)
+    result = explore(deep)
+    return (plain(apply_cut(depth_plane(deep, result, t), depth_cut(deep, result, t, n))),
+            plain(apply_cut(readout_panels(deep, result, t), readouts_cut(deep, result, t, n))))
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: "-".join(map(str, s.values())))
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 24, 79, 80, 99])
+def test_a_cut_of_the_deepest_run_draws_the_view_of_that_depth(setting, n):
+    state = ExplorerState(depth=n, **setting)
+    t = Text("en")
+    result = explore(state)
+    depth, readouts = cut_views(state, t, n)
+    assert depth == plain(depth_figure(state, result, t))
+    assert readouts == plain(readouts_figure(state, result, t))
+
+
+@settings(max_examples=25, deadline=None)
+@given(setting=st.sampled_from(SETTINGS), n=st.integers(1, MAX_EXPLORER_DEPTH), lang=st.sampled_from(("en", "zh")),
+       projector=st.booleans(), phone=st.booleans(), scenario=st.sampled_from(("both", "confirmed", "not_confirmed")),
+       example=st.sampled_from(sorted(PRESETS)))
+def test_every_look_and_sentence_cuts_like_the_lesson(setting, n, lang, projector, phone, scenario, example):
+    state = ExplorerState(depth=n, projector=projector, phone=phone, scenario=scenario, example=PRESETS[example],
+                          **setting)
+    t = Text(lang)
+    result = explore(state)
+    depth, readouts = cut_views(state, t, n)
+    assert depth == plain(depth_figure(state, result, t))
+    assert readouts == plain(readouts_figure(state, result, t))
+
+
+def test_the_full_view_is_its_own_deepest_cut_with_the_animation():
+    """The depth view at full depth keeps its slider, play button and one frame per block."""
+    state = ExplorerState(depth=5)
+    fig = depth_figure(state, explore(state), Text("en"))
+    spec = plain(fig, animation=True)
+    assert [frame["name"] for frame in spec["frames"]] == [str(d) for d in range(6)]
+    assert [step["label"] for step in spec["layout"]["sliders"][0]["steps"]] == [str(d) for d in range(6)]
+    moving = spec["frames"][-1]["traces"]
+    assert [spec["data"][i]["x"] for i in moving] == [frame["x"] for frame in spec["frames"][-1]["data"]]
+
+
+def test_a_cut_is_plain_data_and_names_what_it_keeps():
+    state = ExplorerState(depth=MAX_EXPLORER_DEPTH, norm=False)  # overflows to NaN after block 79
+    result = explore(state)
+    for cut in (depth_cut(state, result, Text("zh"), 90), readouts_cut(state, result, Text("zh"), 90)):
+        assert set(cut) == {"points", "along", "data", "layout", "notes"}
+        assert cut["points"] == 91
+        json.dumps(cut, default=lambda value: value.tolist())  # numbers and text only: no figure objects
