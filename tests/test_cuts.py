@@ -20,8 +20,8 @@ from ui.views import explore
 from ui.views.cut import apply_cut
 from ui.views.depth import depth_cut, depth_figure, depth_plane, readout_panels, readouts_cut, readouts_figure
 
-SETTINGS = [{"residual": residual, "norm": norm != "none", "norm_kind": "layernorm" if norm == "layernorm" else "rmsnorm",
-             "placement": placement}
+SETTINGS = [{"residual": residual, "norm": norm != "none", "placement": placement,
+             "norm_kind": "layernorm" if norm == "layernorm" else "rmsnorm"}
             for residual in (True, False) for norm in ("none", "rmsnorm", "layernorm") for placement in ("post", "pre")]
 
 

@@ -28,8 +28,11 @@ def apply_cut(fig: go.Figure, cut: dict) -> go.Figure:
     points = cut["points"]
     for index in cut["along"]:
         trace = fig.data[index]
-        trace.update({key: trace[key][:points] for key in ALONG_DEPTH if trace[key] is not None})
-        if isinstance(trace.marker.color, (tuple, list, np.ndarray)):
+        longer = {key: trace[key][:points] for key in ALONG_DEPTH
+                  if trace[key] is not None and len(trace[key]) > points}
+        if longer:  # (the full view is its own cut: nothing to validate again)
+            trace.update(longer)
+        if isinstance(trace.marker.color, (tuple, list, np.ndarray)) and len(trace.marker.color) > points:
             trace.marker.color = trace.marker.color[:points]
     for index, update in cut["data"].items():
         fig.data[int(index)].update(update)
