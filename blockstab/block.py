@@ -259,6 +259,24 @@ def run_stack(x: np.ndarray, params: StackParams, cfg: StackConfig) -> Trace:
     return Trace(cfg, _read_only(values), _read_only(weights), _read_only(np.array(output)))
 
 
+def first_blocks(trace: Trace, params: StackParams, n: int) -> Trace:
+    """``trace`` cut to its first ``n`` blocks: what :func:`run_stack` returns ``n`` blocks deep on
+    the same input and ``params``, without running a block again (a block does not read later
+    ones). Only a stack whose sums do not depend on its depth can be cut: ``residual_scale`` "one"
+    (``ValueError`` otherwise)."""
+    cfg = trace.config
+    if cfg.residual_scale != "one":
+        raise ValueError(f"a stack with residual_scale {cfg.residual_scale!r} changes with depth: run it again")
+    if not 1 <= n <= cfg.depth:
+        raise ValueError(f"n must be from 1 to {cfg.depth}, got {n!r}")
+    kept = frozenset(range(n))
+    short = replace(cfg, depth=n, residual_off=cfg.residual_off & kept, norm_off=cfg.norm_off & kept)
+    x = trace.values[n - 1, -1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        output = normalize(x, params.final_norm, cfg.norm, cfg.eps) if cfg.placement == "pre" else x
+    return Trace(short, trace.values[:n], trace.attention[:n], _read_only(np.array(output)))
+
+
 def run_stream(
     x: np.ndarray, params: StackParams, cfg: StackConfig, progress: Callable[[float], None] | None = None
 ) -> np.ndarray:

@@ -6,7 +6,7 @@ for per-vector readouts) and broadcast over any leading axes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -196,3 +196,12 @@ def readouts(trace: Trace, action_token: int) -> Readouts:
         action_nearest_token=nearest_index,
         norm_moments=moments,
     )
+
+
+def first_readouts(r: Readouts, n: int) -> Readouts:
+    """``r`` for the first ``n`` blocks only: what :func:`readouts` returns for the run cut there
+    (every readout of a block reads that block alone, and the input)."""
+    moments = tuple((before, after, tuple(m[:n] for m in ahead), tuple(m[:n] for m in behind))
+                    for before, after, ahead, behind in r.norm_moments)
+    blocks = {f.name: getattr(r, f.name)[:n + 1] for f in fields(Readouts) if f.name != "norm_moments"}
+    return Readouts(**blocks, norm_moments=moments)

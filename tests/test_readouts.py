@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 
 import numpy as np
 import pytest
@@ -11,16 +12,18 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from numpy.testing import assert_allclose, assert_array_equal
 
-from blockstab.block import StackConfig, run_stack
+from blockstab.block import StackConfig, first_blocks, run_stack
 from blockstab.init import random_stack, random_tokens
 from blockstab.lesson import ACTION_TOKEN, lesson_embeddings, lesson_params
 from blockstab.readouts import (
     DISTINCT_DEGREES,
+    Readouts,
     angle_degrees,
     composite_norm,
     cosine,
     distinct_tokens,
     feature_moments,
+    first_readouts,
     mean_pairwise_cosine,
     nearest_token,
     readouts,
@@ -405,3 +408,34 @@ def test_a_shallower_lesson_stack_is_the_first_blocks_of_a_deeper_one(residual, 
     for name in ("token_norm", "action_norm", "action_cosine_to_input", "scenario_angle", "distinct_tokens",
                  "smallest_pairwise_angle", "action_nearest_angle"):
         assert_array_equal(getattr(shallow_readouts, name), getattr(deep_readouts, name)[:depth + 1], err_msg=name)
+
+
+@settings(max_examples=30, deadline=None)
+@given(residual=st.booleans(), norm=st.sampled_from(("none", "rmsnorm", "layernorm")),
+       placement=st.sampled_from(("post", "pre")), depth=st.integers(1, 100))
+def test_first_blocks_is_the_shallower_run_without_running_it(residual, norm, placement, depth):
+    params, tokens = lesson_params(), lesson_embeddings()
+    deep, shallow = (run_stack(tokens, params, StackConfig(depth=d, residual=residual, norm=norm, placement=placement))
+                     for d in (100, depth))
+    cut = first_blocks(deep, params, depth)
+    assert cut.config == shallow.config
+    for name in ("values", "attention", "output"):
+        assert_array_equal(getattr(cut, name), getattr(shallow, name), err_msg=name)
+    expected, got = readouts(shallow, ACTION_TOKEN), first_readouts(readouts(deep, ACTION_TOKEN), depth)
+    for field in fields(Readouts):
+        if field.name != "norm_moments":
+            assert_array_equal(getattr(got, field.name), getattr(expected, field.name), err_msg=field.name)
+    assert len(got.norm_moments) == len(expected.norm_moments)
+    for ours, theirs in zip(got.norm_moments, expected.norm_moments, strict=True):
+        assert ours[:2] == theirs[:2]
+        for a, b in zip(ours[2] + ours[3], theirs[2] + theirs[3], strict=True):
+            assert_array_equal(a, b)
+
+
+def test_first_blocks_refuses_a_stack_that_changes_with_depth():
+    params, tokens = lesson_params(), lesson_embeddings()
+    scaled = run_stack(tokens, params, StackConfig(depth=4, residual_scale="inv_sqrt_depth"))
+    with pytest.raises(ValueError, match="changes with depth"):
+        first_blocks(scaled, params, 2)
+    with pytest.raises(ValueError, match="from 1 to 4"):
+        first_blocks(run_stack(tokens, params, StackConfig(depth=4)), params, 5)
