@@ -18,7 +18,16 @@ from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
 from ui.text import Text
 from ui.views import explore
 from ui.views.cut import apply_cut
-from ui.views.depth import depth_cut, depth_figure, depth_plane, readout_panels, readouts_cut, readouts_figure
+from ui.views.depth import (
+    AXIS_ROOM,
+    depth_bottom,
+    depth_cut,
+    depth_figure,
+    depth_plane,
+    readout_panels,
+    readouts_cut,
+    readouts_figure,
+)
 
 SETTINGS = [{"residual": residual, "norm": norm != "none", "placement": placement,
              "norm_kind": "layernorm" if norm == "layernorm" else "rmsnorm"}
@@ -27,12 +36,15 @@ SETTINGS = [{"residual": residual, "norm": norm != "none", "placement": placemen
 
 def plain(fig: go.Figure, animation: bool = False) -> dict:
     """The figure as the browser receives it (Plotly's JSON), typed arrays read as numbers (a NaN
-    as ``"nan"``: one NaN's bits may differ from another's), without the depth view's animation."""
+    as ``"nan"``: one NaN's bits may differ from another's), without the depth view's animation:
+    no frames, slider or play button, and no room below the plot for them (the plot keeps its size)."""
     spec = json.loads(fig.to_json(), object_hook=_numbers)
-    if not animation:
-        spec.pop("frames", None)
+    if not animation and spec.pop("frames", None):
         for key in ("sliders", "updatemenus"):
-            spec["layout"].pop(key, None)
+            spec["layout"].pop(key)
+        axis, bottom = depth_bottom(spec["layout"]["font"]["size"])
+        spec["layout"]["margin"]["b"] = max(axis, AXIS_ROOM)
+        spec["layout"]["height"] -= bottom - max(axis, AXIS_ROOM)
     return spec
 
 

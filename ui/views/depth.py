@@ -44,6 +44,8 @@ GROUP_JOINERS = (" = ", "<br>= ")  # "errors = after deploy": on one line in pro
 PANEL_TITLE_WIDTH = 22  # a readouts panel title's line, in columns (ui.views.style.wrap)
 BLANK = " "  # an unlabelled point's text: Plotly deletes the text node of an empty label for good, so a
 # label that is empty in one frame of an animation would never come back in a later frame
+AXIS_ROOM = 64  # px under a plot for its tick labels and axis title as Streamlit's chart theme draws them
+# (12 px ticks, a 20 px stand-off, a 14 px title)
 ANGLE_FLOOR = 1e-9  # degrees: a smaller angle between two tokens is drawn at this floor (same vector)
 
 
@@ -110,7 +112,8 @@ def depth_plane(state: ExplorerState, result: Exploration, t: Text, frames: list
                 controls: dict | None = None) -> go.Figure:
     """The depth view of every block before its cut: each sentence's action-token path, and the
     style of the traces that show the tokens at one block (with the animation's ``frames`` and
-    ``controls`` for the full view)."""
+    ``controls`` for the full view; without them the figure is shorter by the slider's room, its
+    plot the same size, so every name is placed as in the full view)."""
     s = style(state)
     stream = result.trace.stream
     blocks = np.arange(stream.shape[0])
@@ -140,7 +143,10 @@ def depth_plane(state: ExplorerState, result: Exploration, t: Text, frames: list
     fig = go.Figure({"data": data, "layout": controls or {}, "frames": list(frames)}, skip_invalid=False,
                     _validate=False)
     layout(fig, state, t, t("fig.depth.title", depth=stream.shape[0] - 1))
-    fig.update_layout(showlegend=False, margin={"b": depth_bottom(s["font"])[1]}, height=_plane_height(state))
+    axis, bottom = depth_bottom(s["font"])
+    below = bottom if frames else max(axis, AXIS_ROOM)  # without the animation, no room for its slider
+    # (the plot keeps its size)
+    fig.update_layout(showlegend=False, margin={"b": below}, height=_plane_height(state) - (bottom - below))
     plane_axes(fig, t, stream.reshape(-1, 2), state.example)
     return fig
 

@@ -3,6 +3,7 @@ axes and log axes that tick whole powers of ten."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -57,6 +58,7 @@ def wrap(text: str, width: int = LINE_WIDTH) -> str:
     return "<br>".join([*lines, line.rstrip()])
 
 
+@functools.lru_cache(maxsize=4096)  # label placement measures the same names many times
 def columns(text: str) -> int:
     """How many columns ``text`` takes: a wide (Chinese) character two, anything else one."""
     return sum(2 if _wide(c) else 1 for c in text)
