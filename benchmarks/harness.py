@@ -76,9 +76,10 @@ INIT_SCRIPT = """
 
 # A fingerprint of every chart's drawn data (x and y of every trace of _fullData), compared each
 # animation frame after arm(); ``changed[i]`` is the performance.now() of the frame where chart i
-# first showed other data. Charts are found by their Streamlit key (``st-key-*`` container), not by
-# position: Streamlit remounts a chart whose spec changed (a new div), and while it does, the
-# positions shift. A chart that is not drawn (no _fullData) has no fingerprint and is never "changed".
+# first showed other data. Charts are found by their Streamlit key (``st-key-*`` container; the
+# instant Explorer's three by their place in its one container), not by position on the page:
+# Streamlit remounts a chart whose spec changed (a new div), and while it does, the positions shift.
+# A chart that is not drawn (no _fullData) has no fingerprint and is never "changed".
 # The loop stops at collect() or after 30 s.
 ARM = """() => {
   const B = window.__bench;
@@ -92,9 +93,11 @@ ARM = """() => {
   const where = [...document.querySelectorAll('.js-plotly-plot')].map((gd, i) => {
     const box = gd.closest('[class*="st-key-"]');
     const key = box && [...box.classList].find(c => c.startsWith('st-key-'));
-    return key ? '.' + CSS.escape(key) + ' .js-plotly-plot' : i;
+    return key ? ['.' + CSS.escape(key) + ' .js-plotly-plot', [...box.querySelectorAll('.js-plotly-plot')].indexOf(gd)]
+               : i;
   });
-  const find = w => typeof w === 'number' ? document.querySelectorAll('.js-plotly-plot')[w] : document.querySelector(w);
+  const find = w => typeof w === 'number' ? document.querySelectorAll('.js-plotly-plot')[w]
+                                          : document.querySelectorAll(w[0])[w[1]];
   const gen = ++B.gen;
   B.base = where.map(w => fp(find(w)));
   B.changed = B.base.map(() => null);

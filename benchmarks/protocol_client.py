@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import tempfile
 import time
 import urllib.parse
@@ -23,6 +24,9 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 FINISHED_OK = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+# The Explorer's switches and depth are the instant Explorer's (a custom component): the browser
+# reports them as the component's state, the whole view at once (ui/instant.js).
+INSTANT = ("residual", "norm", "norm_kind", "placement", "depth")
 
 
 def widget_key(widget_id: str) -> str:
@@ -81,6 +85,7 @@ class ProtocolSession:
         self.bytes_received = 0
         self.largest_received = self.largest_sent = 0  # bytes of one WebSocket frame
         self.session_id = ""  # the server's id for this session (file uploads name it)
+        self.view: dict | None = None  # the instant Explorer's view, as its page would report it
         self.finished_elements: list = []  # every element of the last run that finished
         self._finished: asyncio.Future | None = None
         self._reader: asyncio.Task | None = None
@@ -117,6 +122,8 @@ class ProtocolSession:
             if element.WhichOneof("type") == "exception":
                 self.exceptions += 1
             self.elements.append(element)
+            if element.WhichOneof("type") == "bidi_component":
+                self._take_component(element.bidi_component)
             found = widget_state(element, self.remembered)
             if found is not None:
                 state, default = found
@@ -133,6 +140,16 @@ class ProtocolSession:
                 self.finished_elements = list(self.elements)
             if self._finished is not None and not self._finished.done():
                 self._finished.set_result(msg.script_finished)
+
+    def _take_component(self, proto) -> None:
+        """The instant Explorer: the view it opens on; once "the user" changed it, its state."""
+        key = widget_key(proto.id)
+        if self.view is None and proto.json:
+            self.view = json.loads(proto.json).get("view")
+        if key in self.remembered:
+            state = WidgetState.FromString(self.remembered[key].SerializeToString())
+            state.id = proto.id
+            self.run_widgets[proto.id] = state
 
     async def _read(self) -> None:
         try:
@@ -181,6 +198,14 @@ class ProtocolSession:
         remembered as the user's)."""
         states = []
         query = dict(urllib.parse.parse_qsl(self.query, keep_blank_values=True))
+        instant = {k: v for k, v in (changes or {}).items() if k in INSTANT}
+        component = next((e.bidi_component.id for e in self.finished_elements or self.elements
+                          if e.WhichOneof("type") == "bidi_component"), None)
+        if instant and component and self.view is not None:  # as the browser reports a change
+            self.view = {**self.view, **instant}
+            state = WidgetState(id=component, json_value=json.dumps({"view": self.view}))
+            self.remembered[widget_key(component)] = state
+            self.widgets[component] = state
         for state in self.widgets.values():
             state = WidgetState.FromString(state.SerializeToString())
             key = widget_key(state.id)
@@ -223,6 +248,8 @@ class ProtocolSession:
         return msg.SerializeToString()
 
     def value(self, key: str):
+        if key in INSTANT and self.view is not None:
+            return self.view[key]
         for state in self.widgets.values():
             if widget_key(state.id) == key:
                 kind = state.WhichOneof("value")

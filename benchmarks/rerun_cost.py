@@ -10,7 +10,8 @@ Run by hand from the repo root: ``.venv/bin/python benchmarks/rerun_cost.py`` (a
 3. (``--cprofile``) the functions the three figure builders spend their time in.
 4. (``--send-ahead``) what sending the Explorer's figures ahead for every setting of its switches
    and every depth (issue #16) would cost to build and to send, with today's views: measured at a
-   few depths per setting, summed over depths 1-100 by linear interpolation.
+   few depths per setting, summed over depths 1-100 by linear interpolation; then the same sent as
+   cuts (``ui.views.cut``): each setting's deepest figures once and a cut per depth.
 """
 
 from __future__ import annotations
@@ -147,7 +148,8 @@ def apptest_reruns(repeats: int) -> None:
 
     from streamlit.testing.v1 import AppTest
 
-    print("\nWhole reruns in AppTest (server CPU only; median ms over", repeats, "reruns)")
+    print("\nWhole reruns in AppTest (server CPU only; median ms over", repeats, "reruns; the instant Explorer's"
+          " switches and depth: a report-back rerun)")
 
     def rerun_times(script: str, change) -> float:
         at = AppTest.from_file(str(script), default_timeout=60)
@@ -163,9 +165,22 @@ def apptest_reruns(repeats: int) -> None:
             assert not at.exception, at.exception
         return statistics.median(times) * 1e3
 
-    toggle = lambda at, i: at.toggle(key="residual").set_value(i % 2 == 1)  # noqa: E731
-    walk = lambda at, i: at.slider(key="depth").set_value(25 + i % 70)  # noqa: E731
-    deep = lambda at, i: at.slider(key="depth").set_value(100 - (i % 2))  # noqa: E731
+    def change(at, key: str, value) -> None:
+        """A widget's new value; the instant Explorer's as the browser reports it (its whole view)."""
+        try:
+            state = at.session_state["instant_explorer"]
+        except KeyError:  # a checkout without it
+            state = None
+        if state is not None and key in state["view"]:
+            at.session_state["instant_explorer"] = {"view": {**state["view"], key: value}}
+        elif isinstance(value, bool):
+            at.toggle(key=key).set_value(value)
+        else:
+            at.slider(key=key).set_value(value)
+
+    toggle = lambda at, i: change(at, "residual", i % 2 == 1)  # noqa: E731
+    walk = lambda at, i: change(at, "depth", 25 + i % 70)  # noqa: E731
+    deep = lambda at, i: change(at, "depth", 100 - (i % 2))  # noqa: E731
     inside = lambda at, i: at.slider(key="block").set_value(2 + i % 23)  # noqa: E731
     for name, script in (("ours", app.root / "app.py"), ("baseline", BASELINE_APP)):
         line = (f"  {name:<9} residual toggle {rerun_times(script, toggle):>8.1f}   depth 25.. walk "
@@ -235,6 +250,36 @@ def send_ahead() -> None:
         print(f"  {label:<44}{every[0]:>9.1f}{every[1]:>9.2f}{every[2]:>9.2f}")
     print(f"  {'all 12 settings x 100 depths':<44}{totals[0]:>9.1f}{totals[1]:>9.2f}{totals[2]:>9.2f}")
     print(f"  {'one depth-100 figure pair per setting':<44}{deepest[0]:>9.1f}{deepest[1]:>9.2f}{deepest[2]:>9.2f}")
+    send_cuts_ahead(settings, t)
+
+
+def send_cuts_ahead(settings: list[dict], t) -> None:
+    """Every (setting, depth) as cuts: the depth and readouts figures of each setting's deepest run
+    (as Streamlit would send them) and a cut per depth 1-100 (Plotly's JSON encoder), built once."""
+    from dataclasses import replace
+
+    from ui.views.depth import depth_cut, depth_plane, readout_panels, readouts_cut
+
+    print("\nThe same as cuts: each setting's depth-100 figures, and a cut per depth")
+    print(f"  {'setting':<44}{'build s':>9}{'JSON MB':>9}{'gzip MB':>9}   (of which cuts: s, MB)")
+    totals = [0.0, 0.0, 0.0]
+    for setting in settings:
+        state = replace(app.default, depth=100, **setting)
+        result = app.explore(state)
+        start = time.perf_counter()
+        figures = [as_streamlit_does(build(state, result, t)) for build in (depth_plane, readout_panels)]
+        middle = time.perf_counter()
+        cuts = plotly.io.json.to_json_plotly([[depth_cut(state, result, t, n), readouts_cut(state, result, t, n)]
+                                              for n in range(1, 101)])
+        end = time.perf_counter()
+        text = "".join(figures) + cuts
+        cost = [end - start, len(text) / 1e6, len(gzip.compress(text.encode(), mtime=0)) / 1e6]
+        totals = [a + b for a, b in zip(totals, cost, strict=True)]
+        norm = setting["norm_kind"] if setting["norm"] else "no norm"
+        label = f"residual {'on' if setting['residual'] else 'off'}, {norm}, {setting['placement']}"
+        print(f"  {label:<44}{cost[0]:>9.2f}{cost[1]:>9.2f}{cost[2]:>9.2f}"
+              f"   ({end - middle:.2f}, {len(cuts) / 1e6:.2f})")
+    print(f"  {'all 12 settings x 100 depths':<44}{totals[0]:>9.2f}{totals[1]:>9.2f}{totals[2]:>9.2f}")
 
 
 def main() -> None:

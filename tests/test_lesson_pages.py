@@ -3,10 +3,12 @@
 from pathlib import Path
 
 import pytest
+from explorer_view import component_data, shown, view
 from streamlit.testing.v1 import AppTest
 from test_pages import tables
 
 from ui.controls import CONTROLS, ExplorerState
+from ui.examples import plain_text
 from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
 from ui.numbers import vector_text
 from ui.text import Text
@@ -29,8 +31,10 @@ def open_page(page: str, lang: str = "en", **query) -> AppTest:
 
 
 def explorer_state(at: AppTest) -> dict:
-    return {c.key: (at.slider(key=c.key) if c.kind == "int" else at.toggle(key=c.key) if c.kind == "toggle"
-                    else at.radio(key=c.key)).value for c in CONTROLS}
+    """The Explorer's controls: the sidebar's widgets, the instant Explorer's view (the URL)."""
+    widgets = {c.key: view(at)[c.key] if c.instant else (at.slider if c.kind == "int" else at.radio)(key=c.key).value
+               for c in CONTROLS}
+    return widgets
 
 
 def assert_explorer_shows(at: AppTest, view: dict, lang: str) -> None:
@@ -39,7 +43,7 @@ def assert_explorer_shows(at: AppTest, view: dict, lang: str) -> None:
     expected = {c.key: view.get(c.key, c.default) for c in CONTROLS}
     assert explorer_state(at) == expected
     state = ExplorerState(**view)
-    assert at.info[0].value == verdict(state, explore(state), Text(lang))
+    assert shown(at)["verdict"] == plain_text(verdict(state, explore(state), Text(lang)))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -127,11 +131,12 @@ def test_a_classroom_link_hides_the_controls_it_does_not_list():
         at.query_params[key] = value
     at.run()
     assert not at.exception and not at.warning
-    assert [w.key for w in at.toggle if w.key != "projector"] == ["residual"]
-    assert [w.key for w in at.slider] == ["depth"]
+    assert [w.key for w in at.toggle if w.key != "projector"] == [] and not at.slider
+    assert [spec["key"] for spec in component_data(at)["controls"]] == ["residual", "depth"]
     assert len(at.radio(key="lang_choice").options) == 2 and not [r for r in at.radio if r.key == "placement"]
     state = ExplorerState(norm=False, depth=5)
-    assert at.info[0].value == verdict(state, explore(state), Text("en"))  # hidden norm=false still applies
+    # a hidden norm=false still applies
+    assert shown(at)["verdict"] == plain_text(verdict(state, explore(state), Text("en")))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -1,7 +1,9 @@
 """The pages run end to end in Streamlit's AppTest (no browser): each control, each page, bad URLs.
 
 Charts are compared with the pure figure functions for the state the widgets show: the Plotly
-spec is JSON in which Plotly >= 6 encodes numeric arrays as ``{"dtype", "bdata", "shape"}``.
+spec is JSON in which Plotly >= 6 encodes numeric arrays as ``{"dtype", "bdata", "shape"}``. The
+Explorer's figures, verdict and notes are the instant Explorer's, read as a browser would show them
+(``explorer_view``).
 """
 
 import ast
@@ -13,11 +15,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from explorer_view import Control as InstantControl
+from explorer_view import component_data, shown
 from streamlit.testing.v1 import AppTest
 
 from blockstab.block import STAGES
 from blockstab.lesson import COURSE_TABLE
 from ui.controls import BY_KEY, CONTROLS, ExplorerState, check_query
+from ui.examples import plain_text
 from ui.text import LANGUAGES, Text, catalog
 from ui.verdicts import verdict
 from ui.views import explore
@@ -70,7 +75,14 @@ def test_decode_reads_plotly_typed_arrays():
 
 
 def charts(at: AppTest) -> dict[str, dict]:
-    return {el.key: decode(json.loads(el.proto.spec)) for el in at.get("plotly_chart")}
+    """Every chart on the page: Streamlit's, and the instant Explorer's for the view it holds."""
+    instant = shown(at)["figures"] if at.get("bidi_component") else {}
+    return {el.key: decode(json.loads(el.proto.spec)) for el in at.get("plotly_chart")} | decode(instant)
+
+
+def said(at: AppTest) -> str:
+    """The Explorer's verdict, as the browser shows it for the page's view."""
+    return shown(at)["verdict"]
 
 
 def xy(trace: dict) -> np.ndarray:
@@ -121,7 +133,10 @@ def says(text: str, lang: str, key: str) -> bool:
 
 
 def widget(at: AppTest, key: str):
-    """The control's widget: a choice is a radio, or a one-line selectbox in projector mode's top row."""
+    """The control's widget: the instant Explorer's, else a choice is a radio, or a one-line selectbox
+    in projector mode's top row."""
+    if BY_KEY[key].instant:
+        return InstantControl(at, key)
     kind = BY_KEY[key].kind
     if kind == "choice" and not any(r.key == key for r in at.radio):
         return at.selectbox(key=key)
@@ -139,13 +154,14 @@ def assert_page_matches(at: AppTest, state: ExplorerState, lang: str) -> None:
     t = Text(lang)
     result = explore(state)
     assert not at.exception, [e.value for e in at.exception]
-    assert [i.value for i in at.info] == [verdict(state, result, t, compact=state.projector)]
+    assert said(at) == plain_text(verdict(state, result, t, compact=state.projector))
     drawn = charts(at)
     assert set(drawn) == set(CHARTS)
     assert same_data(drawn["block_figure"], block_figure(state, result, t))
     assert same_data(drawn["depth_figure"], depth_figure(state, result, t))
     assert same_data(drawn["readouts_figure"], readouts_figure(state, result, t))
-    assert len(drawn["depth_figure"]["frames"]) == state.depth + 1
+    assert [len(tr["x"]) for tr in drawn["depth_figure"]["data"][:len(state.scenarios)]] == \
+        [state.depth + 1] * len(state.scenarios)  # each path, to the last block
     assert any(s.value == t("explorer.numbers", block=state.shown_block) for s in at.subheader)
 
 
@@ -164,14 +180,15 @@ def test_default_page_runs(lang):
     state = shown_state(at)
     assert state == ExplorerState()
     assert_page_matches(at, state, lang)
-    assert opens_with(at.info[0].value, lang, "verdict.stable")
+    assert opens_with(said(at), lang, "verdict.stable")
     block = charts(at)["block_figure"]
     ends = {tuple(np.round(xy(tr)[-1], 3)) for tr in block["data"] if tr.get("legendgroup")}
     assert set(COURSE_TABLE.values()) <= ends
-    assert [s.value for s in at.success] == [t("explorer.course_match")]
+    assert shown(at)["course_match"]
     assert len(tables(at)) == 1 and len(at.get("download_button")) == 1
     assert tables(at)[0] == stage_rows(state, explore(state), t)  # the numbers table, as text
     labels = {w.label for w in (*at.toggle, *at.radio, *at.slider)}
+    labels |= {spec["label"] for spec in component_data(at)["controls"]}
     assert {t("control." + c.key) for c in CONTROLS} <= labels
 
 
@@ -203,20 +220,20 @@ def test_every_control_is_exercised():
 
 
 def _specific(at: AppTest, key: str, t: Text, lang: str) -> None:
-    info = at.info[0].value
+    info, notes = said(at), shown(at)["notes"]
     block = charts(at)["block_figure"]
     if key == "scenario":
         assert opens_with(info, lang, "verdict.stable")
         assert {tr["legendgroup"] for tr in block["data"] if tr.get("legendgroup")} == {"confirmed"}
     elif key == "residual":
         assert opens_with(info, lang, "verdict.collapse"), info
-        assert not at.success  # block 1 no longer matches the course's table
+        assert not shown(at)["course_match"]  # block 1 no longer matches the course's table
     elif key == "norm":
         assert opens_with(info, lang, "verdict.grew"), info
-        assert not any(c.value == t("explorer.rmsnorm_note") for c in at.caption)
+        assert t("explorer.rmsnorm_note") not in notes
     elif key == "norm_kind":
-        assert [w.value for w in at.warning] == [t("explorer.layernorm_2d")]
-        assert [p.proto.label for p in at.get("page_link")] == [t("explorer.why_link")]
+        assert notes == [t("explorer.layernorm_2d")]
+        assert component_data(at)["texts"]["why_link"] == t("explorer.why_link")
         assert any(tr.get("name") == t("legend.ln_target") for tr in block["data"])
     elif key == "placement":
         column = [row[t("table.stage")] for row in tables(at)[0]]
@@ -224,10 +241,11 @@ def _specific(at: AppTest, key: str, t: Text, lang: str) -> None:
     elif key == "depth":
         assert opens_with(info, lang, "verdict.stable") and "5" in info
         depth = charts(at)["depth_figure"]
-        assert len(depth["frames"]) == 6 and len(depth["layout"]["sliders"][0]["steps"]) == 6
+        assert depth["layout"]["title"]["text"] == wrap(t("fig.depth.title", depth=5))
+        assert {len(tr["x"]) for tr in depth["data"][:2]} == {6}
     elif key == "block":
         assert block["layout"]["title"]["text"].startswith(t("fig.block.title", block=3, stage="@").split("@")[0])
-        assert not at.success  # the course's table is about block 1
+        assert not shown(at)["course_match"]  # the course's table is about block 1
     elif key == "focus":
         assert block["layout"]["title"]["text"] == wrap(t("fig.block.title", block=1, stage=t("stage.ffn_norm")))
 
@@ -236,14 +254,13 @@ def _specific(at: AppTest, key: str, t: Text, lang: str) -> None:
 @pytest.mark.parametrize("key", list(CHANGES))
 def test_each_control_changes_what_it_should(key, lang):
     at = run_app(lang=lang)
-    before = {el.key: el.proto.spec for el in at.get("plotly_chart")}
+    before = shown(at)["figures"]
     widget(at, key).set_value(CHANGES[key])
     at.run()
     state = ExplorerState(**{key: CHANGES[key]})
     assert shown_state(at) == state
     assert_page_matches(at, state, lang)
-    after = {el.key: el.proto.spec for el in at.get("plotly_chart")}
-    assert after != before
+    assert shown(at)["figures"] != before
     _specific(at, key, Text(lang), lang)
 
 
@@ -270,7 +287,7 @@ def test_a_shared_link_restores_several_controls_at_once():
     assert shown_state(at) == state
     assert_page_matches(at, state, "zh")
     t = Text("zh")
-    assert t("explorer.block_clamped", block=30, depth=10) in [c.value for c in at.caption]
+    assert t("explorer.block_clamped", block=30, depth=10) in shown(at)["notes"]
 
 
 def test_language_switch_rewrites_the_url_and_keeps_the_controls():
@@ -281,7 +298,7 @@ def test_language_switch_rewrites_the_url_and_keeps_the_controls():
     assert at.query_params["scenario"] == "confirmed"
     assert at.title[0].value == Text("zh")("explorer.title")
     assert shown_state(at) == ExplorerState(residual=False, scenario="confirmed")
-    assert opens_with(at.info[0].value, "zh", "verdict.collapse")
+    assert opens_with(said(at), "zh", "verdict.collapse")
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -350,9 +367,10 @@ def test_geometry_page_runs(lang):
 
 def test_geometry_page_is_reached_from_the_layernorm_warning():
     at = run_app(lang="en")
-    at.radio(key="norm_kind").set_value("layernorm").run()
-    (link,) = at.get("page_link")
-    assert link.proto.page.endswith("geometry") or "norm_geometry" in link.proto.page
+    widget(at, "norm_kind").set_value("layernorm")
+    assert shown(at)["notes"] == [Text("en")("explorer.layernorm_2d")]
+    assert component_data(at)["texts"]["why_href"] == "/geometry?lang=en"
+    assert 'st.Page("pages/norm_geometry.py"' in APP.read_text() and 'url_path="geometry"' in APP.read_text()
 
 
 # --- bad URLs ---------------------------------------------------------------------------------
@@ -405,9 +423,9 @@ def test_values_check_query_accepts_are_the_values_the_widgets_take(key, raw):
 @pytest.mark.parametrize("key", sorted(c.key for c in CONTROLS if c.kind == "choice"))
 def test_a_radio_writes_its_language_neutral_id_to_the_url(key, lang):
     at = run_app(lang=lang)
-    at.radio(key=key).set_value(CHANGES[key]).run()
+    widget(at, key).set_value(CHANGES[key]).run()
     assert at.query_params[key] == CHANGES[key]
-    at.radio(key=key).set_value(BY_KEY[key].default).run()
+    widget(at, key).set_value(BY_KEY[key].default).run()
     assert key not in at.query_params  # a default leaves the URL clean
 
 
@@ -424,4 +442,4 @@ def test_a_toggle_value_with_spaces_is_reported_not_dropped_silently():
     assert check_query({"residual": " false "}) == [("residual", " false ")]
     at = run_app(lang="en", residual=" false ")
     assert not at.exception
-    assert len(at.warning) == 1 and at.toggle(key="residual").value is True
+    assert len(at.warning) == 1 and widget(at, "residual").value is True

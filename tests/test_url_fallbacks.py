@@ -10,6 +10,7 @@ import string
 from pathlib import Path
 
 import pytest
+from explorer_view import view
 from streamlit.testing.v1 import AppTest
 from test_scenario_pages import run_app
 
@@ -35,6 +36,9 @@ def says(text: str, key: str, lang: str = "en") -> bool:
 
 
 def slider(at: AppTest, key: str):
+    """A number control's value: a Streamlit slider's, or the instant Explorer's view."""
+    if BY_KEY[key].instant:
+        return view(at)[key]
     return next(s for s in at.slider if s.key == key).value
 
 

@@ -34,6 +34,7 @@ class Control:
     low: int = 0
     high: int = 0
     primary: bool = False  # shown above the figures in projector mode
+    instant: bool = False  # drawn by the instant Explorer in the browser (ui/instant.js), not by Streamlit
 
     def parse(self, raw: str):
         """The typed value for a URL string, or ``None`` when the string is not allowed."""
@@ -56,6 +57,16 @@ class Control:
             return value if value in self.options else None
         return value if self.low <= value <= self.high else None
 
+    def accepts(self, value) -> bool:
+        """Whether ``value``, typed as a browser reports it (JSON), is one this control can take."""
+        if self.kind == "toggle":
+            return isinstance(value, bool)
+        if self.kind == "choice":
+            return isinstance(value, str) and value in self.options
+        if self.kind == "int":
+            return type(value) is int and self.low <= value <= self.high
+        return False
+
     def format(self, value) -> str:
         """The URL string for a value (inverse of :meth:`parse`)."""
         if self.kind == "toggle":
@@ -69,11 +80,11 @@ class Control:
 
 CONTROLS = (
     Control("scenario", "choice", "both", ("both", "confirmed", "not_confirmed"), primary=True),
-    Control("residual", "toggle", True, primary=True),
-    Control("norm", "toggle", True, primary=True),
-    Control("norm_kind", "choice", "rmsnorm", ("rmsnorm", "layernorm")),
-    Control("placement", "choice", "post", ("post", "pre")),
-    Control("depth", "int", 24, low=1, high=MAX_EXPLORER_DEPTH, primary=True),
+    Control("residual", "toggle", True, primary=True, instant=True),
+    Control("norm", "toggle", True, primary=True, instant=True),
+    Control("norm_kind", "choice", "rmsnorm", ("rmsnorm", "layernorm"), instant=True),
+    Control("placement", "choice", "post", ("post", "pre"), instant=True),
+    Control("depth", "int", 24, low=1, high=MAX_EXPLORER_DEPTH, primary=True, instant=True),
     Control("block", "int", 1, low=1, high=MAX_EXPLORER_DEPTH),
     Control("focus", "choice", "attention_residual", STAGE_FOCUS),
 )

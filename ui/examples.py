@@ -165,6 +165,13 @@ def markdown_text(value: str) -> str:
     return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text).replace("\n", " ")
 
 
+def plain_text(markdown: str) -> str:
+    """Text made with :func:`markdown_text` values, as plain text again (every backslash escape and
+    word joiner it added dropped: a typed one is written out by :func:`visible`), for a page that
+    shows it as text."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown).replace(WORD_JOINER, "")
+
+
 def plotly_text(value: str) -> str:
     """``value`` for a Plotly label, hover or title: its pseudo-HTML (<b>, <a href>, <br>) escaped."""
     return html.escape(value, quote=False)

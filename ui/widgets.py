@@ -1,5 +1,5 @@
-"""The only Streamlit glue outside the pages: language, the active example, projector mode, URL
-checks, and the generic rendering of the control table."""
+"""The Streamlit glue outside the pages (the instant Explorer's is ``instant_explorer``): language,
+the active example, projector mode, URL checks, and the generic rendering of the control table."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from .controls import (
     explorer_query,
 )
 from .examples import literal, markdown_text, problems_text, side_option
+from .instant_explorer import reported_view
 from .lab_worker import OverTime, WorkerCrashed, in_worker
 from .real_views import layers_figure, meaning_figure, projection_figure
 from .shared_runs import Replaced, SharedRuns, Waiting
@@ -240,15 +241,24 @@ def on_phone() -> bool:
     return "Mobi" in (st.context.headers.get("User-Agent") or "")
 
 
-def explorer_controls(t: Text, projector: bool) -> ExplorerState:
-    """Render the Explorer's controls (in projector mode and on a phone the primary ones in a row
-    above the figures, the rest in the sidebar) and return the resulting state. Controls left out
-    of a teacher's ``show=`` list are not drawn and keep the link's value."""
+def explorer_controls(t: Text, projector: bool) -> tuple[ExplorerState, list[Control]]:
+    """Render the Explorer's Streamlit controls (on a phone the sentence above the figures, the
+    rest in the sidebar) and return the resulting state, and the
+    visible controls the instant Explorer draws in the browser (their values: what it reported,
+    else the URL's). Controls left out of a teacher's ``show=`` list are not drawn and keep the
+    link's value."""
     example, phone = active_example(), on_phone()
     shown = url_value(BY_KEY["show"]) or tuple(c.key for c in CONTROLS)
-    visible = [c for c in CONTROLS if c.key in shown]
+    visible = [c for c in CONTROLS if c.key in shown and not c.instant]
     values = {c.key: url_value(c) for c in CONTROLS if c.key not in shown}
-    in_row = [c for c in visible if (projector or phone) and c.primary]
+    instant = [c for c in CONTROLS if c.key in shown and c.instant]
+    reported = reported_view() or {}
+    for control in instant:
+        values[control.key] = reported.get(control.key, st.session_state.get(control.key, url_value(control)))
+        _write_to_url(control, values[control.key])
+    # The instant Explorer's switches and depth are above the figures; on a phone the sentence too
+    # (in projector mode it waits in the sidebar: above, it would push the figures off the screen).
+    in_row = [c for c in visible if phone and c.primary]
     columns = st.columns([2.6 if c.kind == "choice" else 3.3 for c in in_row]) if in_row else []
     for control, column in zip(in_row, columns, strict=True):
         with column:
@@ -259,8 +269,9 @@ def explorer_controls(t: Text, projector: bool) -> ExplorerState:
             st.subheader(t("explorer.controls"))
             for control in sidebar:
                 values[control.key] = render_control(control, t, example=example)
-    return ExplorerState(**{c.key: values[c.key] for c in CONTROLS}, projector=projector, phone=phone,
-                         example=example)
+    state = ExplorerState(**{c.key: values[c.key] for c in CONTROLS}, projector=projector, phone=phone,
+                          example=example)
+    return state, instant
 
 
 def open_in_explorer(view: dict) -> None:

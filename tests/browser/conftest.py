@@ -40,13 +40,17 @@ def pytest_runtest_makereport(item, call):
         report.sections.append(("streamlit server log (last 40 lines)", "\n".join(lines[-40:])))
 
 
+SERVER: dict = {}  # the app's server process, for a test that pauses it
+
+
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
     """Start the app as scripts/start.sh does on a free port, wait for /_stcore/health, stop it afterwards."""
     log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
     SERVER_LOG.append(log_path)
     try:
-        with streamlit_server("app.py", log_path, ROOT) as (base, _server):
+        with streamlit_server("app.py", log_path, ROOT) as (base, server):
+            SERVER["process"] = server
             yield base
     except ServerFailed as error:  # raised only while starting, before the yield
         pytest.fail(str(error), pytrace=False)

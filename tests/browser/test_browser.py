@@ -31,15 +31,16 @@ pytestmark = pytest.mark.browser
 
 IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
 READY = "h1, .js-plotly-plot, [data-testid=stException]"
-VERDICT = "[data-testid=stAlertContentInfo] [data-testid=stMarkdownContainer]"
-WARNINGS = "[data-testid=stAlertContentWarning] [data-testid=stMarkdownContainer]"
+VERDICT = ".instant-verdict, [data-testid=stAlertContentInfo] [data-testid=stMarkdownContainer]"
+WARNINGS = ".instant-warning, [data-testid=stAlertContentWarning] [data-testid=stMarkdownContainer]"
 EXCEPTION = "[data-testid=stException]"
 
 READ_CHART = """
   const readChart = i => {
     const gd = document.querySelectorAll('.js-plotly-plot')[i];
     if (!gd || !gd._fullData) return null;
-    return gd._fullData.map(t => ({name: t.name, x: Array.from(t.x || [], Number), y: Array.from(t.y || [], Number)}));
+    const number = v => (v === null ? NaN : Number(v));  // null, like NaN, is a gap
+    return gd._fullData.map(t => ({name: t.name, x: Array.from(t.x || [], number), y: Array.from(t.y || [], number)}));
   };
 """
 CHART_DATA = "(i) => {" + READ_CHART + "return readChart(i); }"
@@ -85,13 +86,18 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
+DRAWN = "() => { const e = document.querySelector('.instant-explorer'); return !e || !!e.dataset.drawn; }"
+
+
 def open_app(page, url: str, charts: bool = True) -> None:
-    """Navigate and wait until the script finished and (if expected) every chart is drawn."""
+    """Navigate and wait until the script finished and (if expected) every chart is drawn, the
+    instant Explorer's included."""
     page.goto(url)
     page.wait_for_selector(READY, state="attached")
     page.wait_for_selector(IDLE, state="attached")
     if charts and not page.query_selector(EXCEPTION):
         page.wait_for_function(ALL_DRAWN)
+    page.wait_for_function(DRAWN)
     page.wait_for_function(SETTLED)
 
 
@@ -133,9 +139,26 @@ def assert_same_points(drawn: list[dict], fig) -> None:
         np.testing.assert_allclose(d["y"], np.asarray(tr.y, dtype=float), rtol=1e-9, atol=1e-12)
 
 
+def set_depth(page, depth: int) -> None:
+    """Move the instant Explorer's depth slider to ``depth`` (as a drag ends) and wait until drawn."""
+    page.evaluate("""n => { const r = document.querySelector('#instant-depth'); r.value = String(n);
+      r.dispatchEvent(new Event('input', {bubbles: true})); r.dispatchEvent(new Event('change', {bubbles: true})); }""",
+                  depth)
+    wait_for_view(page, depth=depth)
+
+
+def wait_for_view(page, **view) -> dict:
+    """Wait until the instant Explorer has drawn a view with these values; return the whole view."""
+    page.wait_for_function("""want => { const e = document.querySelector('.instant-explorer');
+      const drawn = e && e.dataset.drawn ? JSON.parse(e.dataset.drawn) : null;
+      return drawn && Object.entries(want).every(([k, v]) => drawn[k] === v); }""", arg=view)
+    return json.loads(page.evaluate("() => document.querySelector('.instant-explorer').dataset.drawn"))
+
+
 def depth_chart_index(page) -> int:
-    return page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
-                         ".findIndex(gd => gd.layout && gd.layout.sliders && gd.layout.sliders.length)")
+    """The depth view: the instant Explorer's, or a page's with its own slider (the tour's)."""
+    return page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')].findIndex(gd => "
+                         "gd.classList.contains('instant-depth') || (gd.layout && gd.layout.sliders?.length))")
 
 
 # --- (a) cold deep links ----------------------------------------------------------------------
@@ -230,10 +253,11 @@ def test_residual_toggle_changes_the_chart_and_reports_collapse(page, app_url):
 
 
 def test_depth_scrubber_moves_the_marker_without_a_rerun(page, app_url):
-    open_app(page, app_url + "/?lang=en")
+    """The tour's depth view (the Explorer's depth control is tests/browser/test_instant_browser.py's)."""
+    open_app(page, app_url + "/walk?lang=en&step=6")
     t = Text("en")
     index = depth_chart_index(page)
-    assert index == 1  # the second chart, right of "Inside block"
+    assert index == 0  # the step's one chart
     assert plain(page.evaluate("i => document.querySelectorAll('.js-plotly-plot')[i].layout.title.text",
                                index)) == plain(wrap(t("fig.depth.title", depth=24)))
     stream = explore(ExplorerState()).trace.stream
@@ -287,9 +311,11 @@ def test_language_switch_to_chinese(page, app_url):
     assert_healthy(page)
     assert opens_with(verdict_text(page), "zh", "verdict.stable")
     assert page.get_by_role("switch", name=zh("control.residual")).is_checked()
-    sidebar = page.inner_text("[data-testid=stSidebar]")
-    for key in ("control.scenario", "control.norm_kind", "control.depth", "page.geometry"):
+    sidebar, main = page.inner_text("[data-testid=stSidebar]"), page.inner_text("[data-testid=stMain]")
+    for key in ("control.scenario", "page.geometry"):
         assert zh(key) in sidebar
+    for key in ("control.norm_kind", "control.depth"):  # the instant Explorer's, above the figures
+        assert zh(key) in main
     titles = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd.layout.title.text)")
     assert zh("fig.readouts.title") in [plain(title) for title in titles]
     shot(page, "explorer-zh")
@@ -307,8 +333,7 @@ def test_shared_url_restores_the_view(page, app_url):
     assert page.locator(f"input[type=range][aria-label='{t('control.depth')}']").input_value() == "10"
     assert opens_with(verdict_text(page), "en", "verdict.collapse"), verdict_text(page)
     index = depth_chart_index(page)
-    steps = page.evaluate("i => document.querySelectorAll('.js-plotly-plot')[i].layout.sliders[0].steps.length", index)
-    assert steps == 11
+    assert [len(trace["x"]) for trace in chart(page, index)[:2]] == [11, 11]  # each path: blocks 0-10
     state = ExplorerState(residual=False, depth=10)
     assert_same_points(chart(page, 0), block_figure(state, explore(state), t))
     shot(page, "shared-link-en")

@@ -133,7 +133,7 @@ def test_on_a_phone_the_explorers_switches_are_above_the_figures(new_page, app_u
     main = page.locator("[data-testid=stMain]")
     chart_top = page.locator(".js-plotly-plot").first.bounding_box()["y"]
     for key in ("scenario", "residual", "norm", "depth"):
-        control = main.locator(f".st-key-{key}")
+        control = main.locator(f".st-key-{key}, .instant-controls [data-key={key}]").first
         assert control.is_visible(), key
         assert control.bounding_box()["y"] < chart_top, key
     assert page.locator("[data-testid=stSidebar] .st-key-residual").count() == 0

@@ -1,0 +1,201 @@
+"""The instant Explorer in real Chromium (issue #16): every switch and the depth change all three
+charts to the engine's numbers without the server (it is paused while they change), by mouse and by
+keyboard; a reload, a shared link and a teacher's show= link restore the view; projector mode and
+Chinese; and a report-back rerun never fades the figures."""
+
+import os
+import signal
+
+import numpy as np
+import pytest
+from conftest import SERVER
+from test_browser import (
+    IDLE,
+    READ_CHART,
+    VERDICT,
+    assert_healthy,
+    open_app,
+    runs,
+    set_depth,
+    shot,
+    wait_for_rerun,
+    wait_for_view,
+)
+
+from blockstab.scenario import Scenario, Token, encode
+from ui.controls import ExplorerState
+from ui.examples import plain_text
+from ui.text import Text
+from ui.verdicts import verdict
+from ui.views import explore, figure_state
+from ui.views.block import block_figure
+from ui.views.depth import depth_figure, readouts_figure
+
+pytestmark = pytest.mark.browser
+CHARTS = "(() => {" + READ_CHART + "return [0, 1, 2].map(readChart); })()"
+DRAWN_TEXT = """() => [...document.querySelectorAll('.instant-depth .textpoint text')].map(t => t.textContent)"""
+
+
+def assert_shows(page, state: ExplorerState, lang: str = "en") -> None:
+    """The three charts draw what the view functions draw for ``state``, and the verdict is its own."""
+    t, result = Text(lang), explore(state)
+    inside = figure_state("block", state)
+    expected = (block_figure(inside, explore(inside), t), depth_figure(state, result, t),
+                readouts_figure(state, result, t))
+    for drawn, fig in zip(page.evaluate(CHARTS), expected, strict=True):
+        assert [d["name"] for d in drawn] == [tr.name for tr in fig.data]
+        for d, tr in zip(drawn, fig.data, strict=True):
+            for axis in ("x", "y"):
+                want = np.array([np.nan if v is None else v for v in np.asarray(tr[axis], dtype=object)], dtype=float)
+                np.testing.assert_allclose(np.array(d[axis], dtype=float), want, rtol=1e-9, atol=1e-12)
+    assert page.inner_text(VERDICT).strip() == plain_text(verdict(state, result, t))
+
+
+def click_label(page, text: str) -> None:
+    page.locator(".instant-controls").get_by_text(text, exact=True).click()
+
+
+CHANGES = [  # (what the user does, the view it makes)
+    ("control.residual", {"residual": False}),
+    ("control.norm", {"residual": False, "norm": False}),
+    ("option.placement.pre", {"residual": False, "norm": False, "placement": "pre"}),
+    ("control.norm", {"residual": False, "placement": "pre"}),
+    ("option.norm_kind.layernorm", {"residual": False, "placement": "pre", "norm_kind": "layernorm"}),
+    ("control.residual", {"placement": "pre", "norm_kind": "layernorm"}),
+]
+
+
+@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+def test_every_switch_and_the_depth_change_all_three_charts_to_the_engines_numbers(new_page, app_url, lang, locale):
+    page = new_page(locale=locale)
+    t = Text(lang)
+    open_app(page, f"{app_url}/?lang={lang}")
+    assert_shows(page, ExplorerState(), lang)
+    for label, view in CHANGES:
+        click_label(page, t(label))
+        wait_for_view(page, **{k: view.get(k, getattr(ExplorerState, k)) for k in
+                               ("residual", "norm", "norm_kind", "placement")})
+        assert_shows(page, ExplorerState(**view), lang)
+    for depth in (5, 100, 1):
+        set_depth(page, depth)
+        assert_shows(page, ExplorerState(**CHANGES[-1][1], depth=depth), lang)
+    page.wait_for_function("() => location.search.includes('depth=1')")  # reported back: the URL follows
+    assert "placement=pre" in page.url and "norm_kind=layernorm" in page.url and "residual" not in page.url
+    assert_healthy(page)
+    shot(page, f"instant-switched-{lang}")
+
+
+def test_switches_and_depth_change_the_charts_while_the_server_is_paused(page, app_url):
+    """Nothing on the way from a click to the new figures goes through the server."""
+    open_app(page, f"{app_url}/?lang=en")
+    server = SERVER["process"]
+    os.kill(server.pid, signal.SIGSTOP)
+    try:
+        click_label(page, Text("en")("control.residual"))
+        wait_for_view(page, residual=False)
+        set_depth(page, 7)
+        assert_shows(page, ExplorerState(residual=False, depth=7))
+    finally:
+        os.kill(server.pid, signal.SIGCONT)
+    page.wait_for_function("() => location.search.includes('depth=7') && location.search.includes('residual=false')")
+    page.wait_for_selector(IDLE, state="attached")
+    assert_healthy(page)
+
+
+def test_the_controls_work_from_the_keyboard_with_a_visible_focus_ring(page, app_url):
+    t = Text("en")
+    open_app(page, f"{app_url}/?lang=en")
+    switch = page.get_by_role("switch", name=t("control.residual"))
+    switch.focus()
+    page.keyboard.press("Space")
+    wait_for_view(page, residual=False)
+    assert page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle") != "none"
+    depth = page.get_by_role("slider", name=t("control.depth"))
+    depth.focus()
+    page.keyboard.press("ArrowRight")
+    wait_for_view(page, residual=False, depth=25)
+    page.keyboard.press("Home")
+    wait_for_view(page, depth=1)
+    page.get_by_role("radio", name=t("option.placement.pre")).focus()
+    page.keyboard.press("Space")
+    wait_for_view(page, placement="pre")
+    assert_shows(page, ExplorerState(residual=False, depth=1, placement="pre"))
+    page.wait_for_function("() => location.search.includes('placement=pre') && location.search.includes('depth=1')")
+    assert_healthy(page)
+
+
+def test_a_reload_restores_the_view_the_browser_switched_to(page, app_url):
+    open_app(page, f"{app_url}/?lang=zh")
+    click_label(page, Text("zh")("control.norm"))
+    set_depth(page, 40)
+    page.wait_for_function("() => location.search.includes('norm=false') && location.search.includes('depth=40')")
+    page.reload()
+    page.wait_for_selector(".instant-explorer[data-drawn]")
+    assert wait_for_view(page, norm=False, depth=40)["residual"] is True
+    assert page.get_by_role("switch", name=Text("zh")("control.norm")).is_checked() is False
+    assert page.get_by_role("slider", name=Text("zh")("control.depth")).input_value() == "40"
+    assert_shows(page, ExplorerState(norm=False, depth=40), "zh")
+
+
+def test_a_teachers_show_link_draws_only_its_controls_and_keeps_the_hidden_ones(page, app_url):
+    t = Text("en")
+    open_app(page, f"{app_url}/explore?lang=en&show=residual,depth&norm=false&depth=12")
+    assert page.locator(".instant-controls [data-key]").evaluate_all("els => els.map(e => e.dataset.key)") == \
+        ["residual", "depth"]
+    assert page.get_by_role("switch", name=t("control.norm")).count() == 0
+    click_label(page, t("control.residual"))
+    wait_for_view(page, residual=False, norm=False, depth=12)
+    assert_shows(page, ExplorerState(residual=False, norm=False, depth=12))
+    page.wait_for_function("() => location.search.includes('residual=false')")
+    assert "norm=false" in page.url and ("show=residual%2Cdepth" in page.url or "show=residual,depth" in page.url)
+
+
+@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+def test_projector_mode_switches_in_the_browser_too(new_page, app_url, lang, locale):
+    t = Text(lang)
+    page = new_page(width=1280, height=720, locale=locale)
+    open_app(page, f"{app_url}/?lang={lang}&projector=true")
+    assert page.locator(".instant-explorer.instant-projector").count() == 1
+    for key in ("residual", "norm", "depth"):
+        assert page.locator(f".instant-controls [data-key={key}]").first.is_visible(), key
+    click_label(page, t("control.residual"))
+    wait_for_view(page, residual=False)
+    state = ExplorerState(residual=False, projector=True)
+    assert page.inner_text(VERDICT).strip() == plain_text(verdict(state, explore(state), t, compact=True))
+    fonts = page.evaluate("() => [...document.querySelectorAll('.instant-explorer .js-plotly-plot')]"
+                          ".map(gd => gd.layout.font.size)")
+    assert fonts == [20, 20, 20]
+    shot(page, f"instant-projector-{lang}")
+
+
+FADE_WATCH = """() => { window.__faded = []; const root = document.querySelector('.instant-explorer');
+  const watch = () => { for (let e = root; e; e = e.parentElement) {
+      const o = parseFloat(getComputedStyle(e).opacity); if (o < 1) window.__faded.push(o); } };
+  window.__fadeTimer = setInterval(watch, 10); }"""
+
+
+def test_report_back_reruns_never_fade_the_figures(page, app_url):
+    open_app(page, f"{app_url}/?lang=en")
+    page.evaluate(FADE_WATCH)
+    for i in range(8):
+        n = runs(page)
+        click_label(page, Text("en")("control.residual"))
+        wait_for_view(page, residual=i % 2 == 1)
+        wait_for_rerun(page, n)
+    page.evaluate("() => clearInterval(window.__fadeTimer)")
+    assert page.evaluate("() => window.__faded") == []
+    assert_healthy(page)
+
+
+def test_names_from_the_editor_are_text_never_markup(page, app_url):
+    """Token names written like HTML show as those characters in the charts and the verdict (the
+    server escapes Plotly's pseudo-HTML; the browser writes text, never HTML) and become no element."""
+    tagged = Scenario(axes=("<i>across</i>", "up"),
+                      tokens=(Token("<b>x</b>", 1.0, 0.2), Token("<img src=x onerror=alert(1)>", -0.3, 0.8),
+                              Token("plain", 0.4, -0.6), Token("act", 0.5, 1.2)),
+                      context_slot=3, contexts=(Token("<u>yes</u>", -0.4, 1.3), Token("no", 1.4, -0.4)), action=4)
+    open_app(page, f"{app_url}/?lang=en&sc={encode(tagged)}")
+    texts = " ".join(page.evaluate(DRAWN_TEXT))
+    assert "<b>x</b>" in texts, texts
+    assert page.locator(", ".join(f".instant-explorer {tag}" for tag in ("img", "b", "u", "i"))).count() == 0
+    assert_healthy(page)

@@ -1,0 +1,104 @@
+"""The instant Explorer as AppTest sees it (no browser runs its JavaScript).
+
+The page sends the component its data; the browser shows, for the view it holds, the setting's
+figures cut to the depth, that depth's verdict and the block view. This module reads the same
+data and applies the same cut in Python (``ui.views.cut.apply_cut``), so page tests can compare
+what a browser would show with the pure view functions; the browser tests check that the
+JavaScript draws exactly that. A user's change is what the browser reports: the component's state.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+from streamlit.testing.v1 import AppTest
+
+from ui.controls import BY_KEY, CONTROLS
+from ui.instant import setting_key
+from ui.instant_explorer import INSTANT, KEY
+from ui.views.cut import apply_cut
+
+
+def unpack(packed: str) -> dict:
+    return json.loads(gzip.decompress(base64.b64decode(packed)))
+
+
+def component_data(at: AppTest) -> dict:
+    (element,) = at.get("bidi_component")
+    return json.loads(element.proto.json)
+
+
+def view(at: AppTest) -> dict:
+    """Every Explorer control's value as the page holds it: the URL it writes (absent: the default)."""
+    return {c.key: BY_KEY[c.key].parse(at.query_params[c.key]) if c.key in at.query_params else c.default
+            for c in CONTROLS}
+
+
+def report(at: AppTest, **changes) -> AppTest:
+    """What the browser does when the user changes instant controls: report the whole view."""
+    current = view(at)
+    at.session_state[KEY] = {"view": {c.key: changes.get(c.key, current[c.key]) for c in INSTANT}}
+    return at.run()
+
+
+@dataclass
+class Control:
+    """A control as a test drives it: a Streamlit widget, or one the instant Explorer draws."""
+
+    at: AppTest
+    key: str
+
+    @property
+    def value(self):
+        return view(self.at)[self.key]
+
+    def set_value(self, value) -> Control:
+        report(self.at, **{self.key: value})
+        return self
+
+    def run(self) -> AppTest:
+        return self.at
+
+
+def shown(at: AppTest) -> dict:
+    """What a browser shows for the page's view: the three figures (Plotly's JSON), the verdict,
+    whether block 1 matches the course, and the notes under the verdict."""
+    data = component_data(at)
+    payload, blocks = unpack(data["payload"]), unpack(data["blocks"])
+    now = view(at)
+    key = setting_key_of(now)
+    setting = entry(payload, key)
+    depth_cut, readouts_cut = setting["cuts"][now["depth"] - 1]
+    block = blocks["settings"][key] if blocks["block"] == min(data["block"], now["depth"]) else None
+    figures = {"depth_figure": apply_cut(go.Figure(setting["depth"]), depth_cut),
+               "readouts_figure": apply_cut(go.Figure(setting["readouts"]), readouts_cut)}
+    if block:
+        figures["block_figure"] = go.Figure(block["figure"])
+    texts = data["texts"]
+    notes = []
+    if now["norm"] and now["norm_kind"] == "layernorm":
+        notes.append(texts["layernorm_2d"])
+    elif now["norm"] and not data["projector"]:
+        notes.append(texts["rmsnorm_note"])
+    if data["block"] > now["depth"]:
+        notes.append(texts["block_clamped"][now["depth"] - 1])
+    return {"figures": {name: json.loads(fig.to_json()) for name, fig in figures.items()},
+            "verdict": setting["verdicts"][now["depth"] - 1],
+            "course_match": bool(block and block["course_match"]), "notes": notes}
+
+
+def entry(payload: dict, key: str) -> dict:
+    """A setting's entry in the payload (an entry may name another setting's: the same stack)."""
+    found = payload[key]
+    return payload[found] if isinstance(found, str) else found
+
+
+def setting_key_of(values: dict) -> str:
+    """:func:`ui.instant.setting_key` of a view given as control values."""
+    from ui.controls import ExplorerState
+
+    return setting_key(ExplorerState(**{c.key: values[c.key] for c in INSTANT}))

@@ -1,0 +1,210 @@
+// The instant Explorer in the browser (issue #16). It owns: the Explorer's stabiliser switches and
+// depth (native, labelled inputs), choosing among the figures and words the server sent ahead
+// (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth), applying
+// a cut (the twin of ui/views/cut.py's apply_cut), drawing with the app's own copy of Plotly.js,
+// and reporting the view back so the server can keep the URL. It computes no science: every
+// number and sentence it shows was computed in Python.
+
+const PLOTLY = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js";
+const ALONG_DEPTH = ["x", "y", "customdata"];
+const mounts = new WeakMap(); // parentElement -> this mount's state
+
+let plotlyLoaded;
+function loadPlotly() {
+  plotlyLoaded ??= new Promise((resolve, reject) => {
+    if (window.Plotly) return resolve(window.Plotly);
+    const script = document.createElement("script");
+    script.src = PLOTLY;
+    script.onload = () => resolve(window.Plotly);
+    script.onerror = () => reject(new Error("Plotly.js did not load"));
+    document.head.appendChild(script);
+  });
+  return plotlyLoaded;
+}
+
+async function unpack(packed) {
+  const bytes = Uint8Array.from(atob(packed), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(stream).text());
+}
+
+function merge(target, update) {
+  for (const [key, value] of Object.entries(update)) {
+    const both = [value, target[key]].every((v) => v && typeof v === "object" && !Array.isArray(v));
+    if (both) merge(target[key], value);
+    else target[key] = value;
+  }
+  return target;
+}
+
+function applyCut(figure, cut) {
+  const fig = structuredClone(figure);
+  const keep = (values) => (Array.isArray(values) && values.length > cut.points ? values.slice(0, cut.points) : values);
+  for (const index of cut.along) {
+    const trace = fig.data[index];
+    for (const key of ALONG_DEPTH) if (key in trace) trace[key] = keep(trace[key]);
+    if (trace.marker) trace.marker.color = keep(trace.marker.color);
+  }
+  for (const [index, update] of Object.entries(cut.data)) merge(fig.data[Number(index)], update);
+  merge(fig.layout, cut.layout);
+  fig.layout.annotations = [...(fig.layout.annotations || []), ...cut.notes];
+  return fig;
+}
+
+// What Streamlit's chart theme gives a figure that does not say otherwise (st.plotly_chart draws the
+// app's other charts with it): the page's font, and axis, legend and hover text at 12 px, axis
+// titles at 14 px. The views place names for these sizes (ui/views/labels.py).
+function themed(layout, family) {
+  const axis = { tickfont: { size: 12 }, title: { font: { size: 14 }, standoff: 20 }, automargin: true };
+  for (const key of Object.keys(layout).filter((k) => /^[xy]axis\d*$/.test(k))) {
+    layout[key] = merge(structuredClone(axis), layout[key]);
+  }
+  layout.legend = merge({ font: { size: 12 } }, layout.legend || {});
+  layout.hoverlabel = merge({ font: { size: 12 } }, layout.hoverlabel || {});
+  merge(layout, { font: { family }, title: { font: { family } }, hoverlabel: { font: { family } } });
+}
+
+function settingKey(view) {
+  const norm = view.norm ? view.norm_kind : "none";
+  return `${view.residual ? "residual" : "no_residual"}-${norm}-${view.placement}`;
+}
+
+function element(tag, attributes = {}, text = "") {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  node.textContent = text; // text, never HTML: names come from the scenario editor
+  return node;
+}
+
+function control(spec, view, changed, compact) {
+  const id = `instant-${spec.key}`;
+  if (spec.kind === "toggle") {
+    const label = element("label", { class: "instant-toggle", for: id });
+    const input = element("input", { id, type: "checkbox", role: "switch", "data-key": spec.key });
+    input.checked = view[spec.key];
+    input.addEventListener("change", () => changed(spec.key, input.checked, true));
+    label.append(input, element("span", {}, spec.label));
+    return label;
+  }
+  if (spec.kind === "choice" && compact) { // one line high, as in projector mode's row
+    const label = element("label", { class: "instant-select", for: id });
+    const select = element("select", { id, "data-key": spec.key });
+    for (const [value, text] of spec.options) select.append(element("option", { value }, text));
+    select.value = view[spec.key];
+    select.addEventListener("change", () => changed(spec.key, select.value, true));
+    label.append(element("span", {}, spec.label), select);
+    return label;
+  }
+  if (spec.kind === "choice") {
+    const group = element("fieldset", { class: "instant-choice", "data-key": spec.key });
+    group.append(element("legend", {}, spec.label));
+    for (const [value, text] of spec.options) {
+      const label = element("label");
+      const input = element("input", { type: "radio", name: id, value });
+      input.checked = view[spec.key] === value;
+      input.addEventListener("change", () => input.checked && changed(spec.key, value, true));
+      label.append(input, element("span", {}, text));
+      group.append(label);
+    }
+    return group;
+  }
+  const label = element("label", { class: "instant-depth", for: id });
+  const input = element("input", { id, type: "range", min: spec.low, max: spec.high, step: 1, "data-key": spec.key,
+                                    "aria-label": spec.label });
+  const shown = element("output", { for: id }, String(view[spec.key]));
+  input.value = view[spec.key];
+  input.addEventListener("input", () => { shown.textContent = input.value; changed(spec.key, Number(input.value), false); });
+  input.addEventListener("change", () => changed(spec.key, Number(input.value), true)); // released: report
+  label.append(element("span", {}, spec.label), input, shown);
+  return label;
+}
+
+function build(root, data, mount) {
+  root.replaceChildren();
+  const controls = element("div", { class: "instant-controls", role: "group", "aria-label": data.texts.controls });
+  for (const spec of data.controls) controls.append(control(spec, mount.view, mount.changed, data.projector));
+  const figures = {};
+  for (const name of ["block", "depth", "readouts"]) figures[name] = element("div", { class: `instant-plot instant-${name}` });
+  const pair = element("div", { class: "instant-pair" });
+  const course = element("p", { class: "instant-course", role: "status" });
+  const left = element("div");
+  left.append(figures.block, course);
+  pair.append(left, figures.depth);
+  mount.parts = { verdict: element("p", { class: "instant-verdict", role: "status", "aria-live": "polite" }),
+                  notes: element("div", { class: "instant-notes" }), course, figures };
+  root.append(controls, mount.parts.verdict, mount.parts.notes, pair, figures.readouts);
+}
+
+function notes(parts, data, view) {
+  const texts = data.texts;
+  const lines = [];
+  if (view.norm && view.norm_kind === "layernorm") {
+    const link = element("p", { class: "instant-note" });
+    link.append(element("a", { href: texts.why_href, target: "_self" }, texts.why_link));
+    lines.push(element("p", { class: "instant-warning", role: "note" }, texts.layernorm_2d), link);
+  } else if (view.norm && !data.projector) {
+    lines.push(element("p", { class: "instant-note" }, texts.rmsnorm_note));
+  }
+  if (data.block > view.depth) lines.push(element("p", { class: "instant-note" }, texts.block_clamped[view.depth - 1]));
+  parts.notes.replaceChildren(...lines);
+}
+
+async function draw(mount, data) {
+  const Plotly = await loadPlotly();
+  const view = mount.view;
+  const entry = mount.payload[settingKey(view)];
+  const setting = typeof entry === "string" ? mount.payload[entry] : entry; // a setting that is another's
+  const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
+  const shownBlock = Math.min(data.block, view.depth);
+  const block = mount.blocks.block === shownBlock ? mount.blocks.settings[settingKey(view)] : null;
+  const sources = { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut], block: [block] };
+  const figures = {};
+  for (const [name, source] of Object.entries(sources)) {
+    const drawn = mount.drawn[name];
+    if (source[0] && !(drawn && source.every((part, i) => part === drawn[i]))) {
+      figures[name] = name === "block" ? structuredClone(block.figure) : applyCut(...source);
+      mount.drawn[name] = source;
+    }
+  }
+  mount.parts.verdict.textContent = setting.verdicts[view.depth - 1];
+  mount.parts.course.textContent = block && block.course_match ? data.texts.course_match : "";
+  notes(mount.parts, data, view);
+  mount.parts.figures.block.classList.toggle("instant-waiting", !block);
+  await Promise.all(Object.entries(figures).map(([name, fig]) => {
+    themed(fig.layout, getComputedStyle(mount.root).fontFamily);
+    return Plotly.react(mount.parts.figures[name], fig.data, fig.layout, data.config);
+  }));
+  mount.root.dataset.drawn = JSON.stringify(view); // what the browser tests wait for
+}
+
+export default function instantExplorer({ data, parentElement, setStateValue }) {
+  let mount = mounts.get(parentElement);
+  if (!mount) {
+    const root = element("div", { class: "instant-explorer" });
+    parentElement.append(root);
+    mount = { root, view: { ...data.view }, drawn: {} };
+    mount.changed = (key, value, report) => {
+      if (mount.view[key] !== value) {
+        mount.view = { ...mount.view, [key]: value };
+        if (mount.payload) draw(mount, mount.data);
+      }
+      if (report) setStateValue("view", mount.view);
+    };
+    mounts.set(parentElement, mount);
+  }
+  const before = mount.data;
+  const same = before && ["payload", "blocks", "layout", "block"].every((key) => before[key] === data[key]);
+  mount.data = data;
+  if (same) return () => mounts.delete(parentElement); // a report-back rerun: nothing new to show
+  mount.root.classList.toggle("instant-projector", data.projector);
+  if (!before || before.layout !== data.layout) {
+    build(mount.root, data, mount);
+    mount.drawn = {};
+  }
+  (async () => {
+    if (mount.packed !== data.payload) [mount.payload, mount.packed, mount.drawn] = [await unpack(data.payload), data.payload, {}];
+    if (mount.packedBlocks !== data.blocks) [mount.blocks, mount.packedBlocks] = [await unpack(data.blocks), data.blocks];
+    await draw(mount, data);
+  })();
+  return () => mounts.delete(parentElement);
+}

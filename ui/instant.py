@@ -1,0 +1,99 @@
+"""What the instant Explorer sends ahead for one sentence (issue #16).
+
+For each of the Explorer's stabiliser settings (residual on/off x no norm / RMSNorm / LayerNorm x
+Post/Pre) the engine runs the deepest stack the Explorer offers once, and the views draw it: the
+depth and readouts figures of every block, a cut per depth (``ui.views.cut``) and the verdict at
+every depth (the block view of the block in focus is sent beside it, ``ui.instant_explorer``). A
+browser that holds this switches setting and depth without the server. Everything is computed
+here, by the same view functions the Explorer draws with; nothing in the browser computes science.
+
+The payload is strict JSON (a NaN or infinity is ``null``, which Plotly draws as a gap), gzipped
+and base64-encoded: one sentence's payload is about 3.7 MB of JSON and Streamlit's WebSocket
+messages are capped at 1 MB (``server.maxMessageSize``); browsers decompress gzip natively
+(``DecompressionStream``).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import itertools
+from dataclasses import replace
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io
+
+from .controls import MAX_EXPLORER_DEPTH, ExplorerState
+from .examples import plain_text
+from .text import Text
+from .verdicts import verdict
+from .views import explore
+from .views.depth import depth_cut, depth_plane, readout_panels, readouts_cut
+from .views.exploration import explore_first
+
+SETTINGS = tuple({"residual": residual, "norm": norm != "none", "norm_kind": "rmsnorm" if norm == "none" else norm,
+                  "placement": placement}
+                 for residual, norm, placement in itertools.product((True, False), ("none", "rmsnorm", "layernorm"),
+                                                                    ("post", "pre")))
+
+
+def sentence_and_look(state: ExplorerState) -> ExplorerState:
+    """``state`` with what the payload switches (the setting, depth, block and stage in focus) at
+    its defaults: the states that share one payload share one cache entry."""
+    return replace(state, **{key: getattr(ExplorerState, key) for key in (*SETTINGS[0], "depth", "block", "focus")})
+
+
+def setting_key(state: ExplorerState) -> str:
+    """The payload's name for ``state``'s stabiliser setting, e.g. ``residual-rmsnorm-post``."""
+    return f"{'residual' if state.residual else 'no_residual'}-{state.norm_used}-{state.placement}"
+
+
+def setting_payload(state: ExplorerState, t: Text) -> dict:
+    """One setting's depth and readouts figures and its verdict at every depth from 1 to the
+    Explorer's maximum (``state``'s own depth, block and stage are not read)."""
+    deep = replace(state, depth=MAX_EXPLORER_DEPTH)
+    result = explore(deep)
+    depths = range(1, MAX_EXPLORER_DEPTH + 1)
+    return {
+        "depth": figure_json(depth_plane(deep, result, t)),
+        "readouts": figure_json(readout_panels(deep, result, t)),
+        "cuts": [[depth_cut(deep, result, t, n), readouts_cut(deep, result, t, n)] for n in depths],
+        "verdicts": [plain_text(verdict(replace(deep, depth=n), explore_first(deep, result, n), t,
+                                        compact=state.projector)) for n in depths],
+    }
+
+
+def payload(state: ExplorerState, t: Text) -> dict:
+    """Every setting's :func:`setting_payload`, by :func:`setting_key`. Without a norm, Pre-LN and
+    Post-LN are one stack (x + F(x) either way): Pre-LN's entry names Post-LN's."""
+    entries: dict = {}
+    for setting in (replace(state, **setting) for setting in SETTINGS):
+        twin = setting_key(replace(setting, placement="post"))
+        same = setting.norm_used == "none" and twin in entries
+        entries[setting_key(setting)] = twin if same else setting_payload(setting, t)
+    return entries
+
+
+def figure_json(fig: go.Figure) -> dict:
+    """``fig`` as Plotly's JSON with every typed array (``{"dtype", "bdata"}``) a plain list, which
+    a cut can shorten."""
+    return _lists(fig.to_plotly_json())
+
+
+def _lists(value):
+    if isinstance(value, dict):
+        if {"dtype", "bdata"} <= value.keys():
+            array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]).newbyteorder("<"))
+            return array.reshape([int(n) for n in str(value.get("shape", -1)).split(",")]).tolist()
+        return {key: _lists(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_lists(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value
+
+
+def packed(value: dict) -> str:
+    """``value`` as strict JSON (NaN and infinities as ``null``), gzipped, in base64."""
+    return base64.b64encode(gzip.compress(plotly.io.json.to_json_plotly(value).encode(), mtime=0)).decode("ascii")

@@ -1,0 +1,120 @@
+"""The instant Explorer's Streamlit side (issue #16): it registers the component (``ui/instant.js``)
+and the app's copy of Plotly.js, mounts the component with what ``ui.instant`` sends ahead, and
+takes the view the browser reports back into the session (the page then writes it to the URL).
+
+A report-back rerun builds nothing: the payload is cached per sentence and look, and the
+component's data stays the same message (Streamlit's message cache then sends a reference).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import urlencode
+
+import plotly
+import streamlit as st
+from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
+from streamlit.runtime import Runtime
+
+from .controls import CONTROLS, Control, ExplorerState
+from .instant import SETTINGS, figure_json, packed, payload, sentence_and_look, setting_key
+from .text import Text
+from .views import explore, figure_state
+from .views.block import block_figure
+from .views.tables import course_table_matches
+
+HERE = Path(__file__).parent
+KEY = "instant_explorer"
+PLOTLY_ASSETS = "blockstab.plotly"  # served at /_stcore/bidi-components/blockstab.plotly/plotly.min.js
+PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": True,
+               "toImageButtonOptions": {"format": "png", "scale": 2}}
+INSTANT = tuple(c for c in CONTROLS if c.instant)
+
+component = st.components.v2.component("blockstab.instant", js=(HERE / "instant.js").read_text(encoding="utf-8"),
+                                       css=(HERE / "instant.css").read_text(encoding="utf-8"), isolate_styles=False)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def packed_payload(state: ExplorerState, lang: str) -> str:
+    """:func:`ui.instant.payload` for a sentence and look (:func:`ui.instant.sentence_and_look`),
+    packed; built once."""
+    return packed(payload(state, Text(lang)))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def packed_blocks(state: ExplorerState, lang: str) -> str:
+    """Every setting's block view of ``state``'s block and stage in focus (``state``'s own
+    setting is not read), and whether it matches the course's table, packed."""
+    settings = {}
+    for setting in SETTINGS:
+        inside = figure_state("block", replace(state, **setting))
+        result = explore(inside)
+        settings[setting_key(inside)] = {
+            "figure": figure_json(block_figure(inside, result, Text(lang))),
+            "course_match": inside.block == 1 and course_table_matches(result, inside)}
+    return packed({"block": state.block, "settings": settings})
+
+
+def reported_view() -> dict | None:
+    """The view the browser last reported (the component's state; at its mount, the view it
+    opened on), or ``None`` before the component is mounted or when a value does not fit its
+    control: a script can send anything."""
+    state = st.session_state.get(KEY)
+    reported = state.get("view") if isinstance(state, Mapping) else None
+    if isinstance(reported, Mapping) and all(c.accepts(reported.get(c.key)) for c in INSTANT):
+        return {c.key: reported[c.key] for c in INSTANT}
+    return None
+
+
+def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> None:
+    """Mount the instant Explorer on ``state`` with ``controls`` drawn in the browser."""
+    _register_plotly()
+    mounted = st.session_state.get(KEY) is not None
+    if mounted and reported_view() is None:
+        st.warning(t("explorer.instant_refused"), icon=":material/block:")
+    view = {c.key: getattr(state, c.key) for c in INSTANT}
+    if not mounted:  # it opens on this view, and keeps its own from then on
+        st.session_state["instant_opened_on"] = view
+    data = {
+        "payload": packed_payload(sentence_and_look(state), t.lang),
+        "blocks": packed_blocks(replace(sentence_and_look(state), depth=state.shown_block, block=state.shown_block,
+                                        focus=state.focus), t.lang),
+        "view": st.session_state.get("instant_opened_on", view),
+        "block": state.block,
+        "controls": [_spec(c, t) for c in controls],
+        "texts": {"controls": t("explorer.controls"), "layernorm_2d": t("explorer.layernorm_2d"),
+                  "why_link": t("explorer.why_link"), "why_href": "/geometry?" + urlencode({"lang": t.lang}),
+                  "rmsnorm_note": t("explorer.rmsnorm_note"), "course_match": t("explorer.course_match"),
+                  "block_clamped": [t("explorer.block_clamped", block=state.block, depth=n)
+                                    for n in range(1, INSTANT[-1].high + 1)]},
+        "projector": state.projector,
+        "config": PLOT_CONFIG,
+        "layout": f"{t.lang}-{state.projector}-{','.join(c.key for c in controls)}",
+    }
+    # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
+    # key only for a component event with a callback.
+    component(key=KEY, data=data, default={"view": view}, on_view_change=lambda: None)
+
+
+def _spec(control: Control, t: Text) -> dict:
+    """A control as the browser draws it: its key, kind, catalog label and help, and its range or
+    options (each with its catalog name)."""
+    spec = {"key": control.key, "kind": control.kind, "label": t(f"control.{control.key}"),
+            "help": t(f"help.{control.key}")}
+    if control.kind == "choice":
+        spec["options"] = [[option, t(f"option.{control.key}.{option}")] for option in control.options]
+    if control.kind == "int":
+        spec |= {"low": control.low, "high": control.high}
+    return spec
+
+
+def _register_plotly() -> None:
+    """Serve the installed ``plotly`` package's Plotly.js from this app (no CDN): a manifest entry
+    whose asset directory is the package's ``package_data``."""
+    registry = Runtime.instance().bidi_component_registry
+    if registry.get(PLOTLY_ASSETS) is None:
+        manifest = ComponentManifest(name="blockstab", version="1",
+                                     components=[ComponentConfig("plotly", "package_data")])
+        registry.register_from_manifest(manifest, Path(plotly.__file__).parent)
