@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
-from ui.controls import BY_KEY, CONTROLS
+from ui.controls import BY_KEY, CONTROLS, ExplorerState
 from ui.instant import setting_key
 from ui.instant_explorer import INSTANT, KEY
 from ui.views.cut import apply_cut
@@ -99,6 +99,4 @@ def entry(payload: dict, key: str) -> dict:
 
 def setting_key_of(values: dict) -> str:
     """:func:`ui.instant.setting_key` of a view given as control values."""
-    from ui.controls import ExplorerState
-
     return setting_key(ExplorerState(**{c.key: values[c.key] for c in INSTANT}))

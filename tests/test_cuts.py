@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from blockstab.scenario import PRESETS
 from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
+from ui.instant import SETTINGS
 from ui.text import Text
 from ui.views import explore
 from ui.views.cut import apply_cut
@@ -28,10 +29,6 @@ from ui.views.depth import (
     readouts_cut,
     readouts_figure,
 )
-
-SETTINGS = [{"residual": residual, "norm": norm != "none", "placement": placement,
-             "norm_kind": "layernorm" if norm == "layernorm" else "rmsnorm"}
-            for residual in (True, False) for norm in ("none", "rmsnorm", "layernorm") for placement in ("post", "pre")]
 
 
 def plain(fig: go.Figure, animation: bool = False) -> dict:

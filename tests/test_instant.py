@@ -16,12 +16,12 @@ from explorer_view import component_data, entry, report, shown, unpack, view
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
-from test_cuts import SETTINGS, plain
+from test_cuts import plain
 
 from blockstab.scenario import PRESETS
 from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
 from ui.examples import markdown_text, plain_text, visible
-from ui.instant import packed, payload, sentence_and_look, setting_key, setting_payload
+from ui.instant import SETTINGS, packed, payload, sentence_and_look, setting_key, setting_payload
 from ui.instant_explorer import KEY
 from ui.text import Text
 from ui.verdicts import verdict
@@ -35,7 +35,7 @@ MESSAGE_LIMIT = 1_000_000  # .streamlit/config.toml: server.maxMessageSize = 1 (
 
 @pytest.fixture(scope="module")
 def lesson() -> dict:
-    return json.loads(json.dumps(unpack(packed(payload(ExplorerState(), Text("en"))))))
+    return unpack(packed(payload(ExplorerState(), Text("en"))))
 
 
 @settings(max_examples=200, deadline=None)

@@ -193,11 +193,11 @@ export default function instantExplorer({ data, parentElement, setStateValue }) 
     mounts.set(parentElement, mount);
   }
   const before = mount.data;
-  const same = before && ["payload", "blocks", "layout", "block"].every((key) => before[key] === data[key]);
+  const same = before && ["payload", "blocks", "controls_for", "block"].every((key) => before[key] === data[key]);
   mount.data = data;
   if (same) return () => mounts.delete(parentElement); // a report-back rerun: nothing new to show
   mount.root.classList.toggle("instant-projector", data.projector);
-  if (!before || before.layout !== data.layout) {
+  if (!before || before.controls_for !== data.controls_for) {
     build(mount.root, data, mount);
     mount.drawn = {};
   }

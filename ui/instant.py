@@ -24,7 +24,7 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io
 
-from .controls import MAX_EXPLORER_DEPTH, ExplorerState
+from .controls import CONTROLS, MAX_EXPLORER_DEPTH, ExplorerState
 from .examples import plain_text
 from .text import Text
 from .verdicts import verdict
@@ -41,7 +41,8 @@ SETTINGS = tuple({"residual": residual, "norm": norm != "none", "norm_kind": "rm
 def sentence_and_look(state: ExplorerState) -> ExplorerState:
     """``state`` with what the payload switches (the setting, depth, block and stage in focus) at
     its defaults: the states that share one payload share one cache entry."""
-    return replace(state, **{key: getattr(ExplorerState, key) for key in (*SETTINGS[0], "depth", "block", "focus")})
+    switched = [c.key for c in CONTROLS if c.instant] + ["block", "focus"]
+    return replace(state, **{key: getattr(ExplorerState, key) for key in switched})
 
 
 def setting_key(state: ExplorerState) -> str:

@@ -87,11 +87,12 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
         "texts": {"controls": t("explorer.controls"), "layernorm_2d": t("explorer.layernorm_2d"),
                   "why_link": t("explorer.why_link"), "why_href": "/geometry?" + urlencode({"lang": t.lang}),
                   "rmsnorm_note": t("explorer.rmsnorm_note"), "course_match": t("explorer.course_match"),
+                  # by depth, for each depth below the block in focus (which then shows its last block)
                   "block_clamped": [t("explorer.block_clamped", block=state.block, depth=n)
-                                    for n in range(1, INSTANT[-1].high + 1)]},
+                                    for n in range(1, state.block)]},
         "projector": state.projector,
         "config": PLOT_CONFIG,
-        "layout": f"{t.lang}-{state.projector}-{','.join(c.key for c in controls)}",
+        "controls_for": f"{t.lang}-{state.projector}-{','.join(c.key for c in controls)}",  # redrawn when it changes
     }
     # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
     # key only for a component event with a callback.
