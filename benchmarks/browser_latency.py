@@ -14,6 +14,8 @@ headless) and drives Debian's headless Chromium. Chromium resolves no host but l
     listener) to a Plotly chart's drawn data (``_fullData`` x / y) changing, polled every animation
     frame in the page, for the first chart and for every chart. Our app and the baseline alternate,
     interaction by interaction: the residual and norm switches, Pre/Post, depth +-1 and a depth walk.
+    The instant Explorer keeps the charts it drew, so a switch back is a swap: ``residual_new`` is
+    ours alone, a residual switch right after a depth step, to charts it has not drawn yet.
 (b) scrub: the tour's 'Across depth' chart's Plotly slider, a click on its rail, and the same
     ``Plotly.animate`` call the slider makes, to the 'now' marker moving (no server involved). The
     Explorer's own switches and depth change its figures in the browser too (issue #16): part (a).
@@ -40,6 +42,10 @@ import harness as h  # noqa: E402
 LOCAL_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"
 OURS_PAGES = ["/", "/walk", "/case", "/practice", "/geometry", "/teach"]
 PAUSE_S = 0.25  # between two interactions, so each starts from an idle page
+# The instant Explorer has drawn the depth its slider shows.
+DEPTH_DRAWN = """() => { const e = document.querySelector('.instant-explorer');
+  const r = document.querySelector('#instant-depth');
+  return e && r && e.dataset.drawn && JSON.parse(e.dataset.drawn).depth === Number(r.value); }"""
 DEPTH_CHART = ("() => [...document.querySelectorAll('.js-plotly-plot')]"
                ".findIndex(gd => gd.layout && gd.layout.sliders && gd.layout.sliders.length)")
 ANIMATE = """([i, name]) => {
@@ -71,6 +77,10 @@ class App:
     def action(self, kind: str, i: int):
         """(prepare, act) for the i-th interaction of ``kind``; prepare runs before the probe is armed."""
         page = self.page
+        if kind == "residual_new":  # a depth step first (not measured), then the switch
+            focus, step = self.action("depth_alt", i)
+            _, switch = self.action("residual", i)
+            return lambda: (focus(), step(), page.wait_for_function(DEPTH_DRAWN)), switch
         if kind in ("residual", "norm", "placement"):
             label = self.labels[kind] if kind != "placement" else self.labels["placement"][i % 2]
             target = page.get_by_text(label, exact=True)
@@ -109,9 +119,9 @@ def stop_profiler(spy: subprocess.Popen | None) -> None:
 def widgets(apps: list[App], n: int, warmup: int) -> dict:
     """Every interaction, N measured after the warm-ups, the apps taking turns."""
     results: dict = {}
-    kinds = ["residual", "norm", "placement", "depth_alt", "depth_walk"]
+    kinds = ["residual", "residual_new", "norm", "placement", "depth_alt", "depth_walk"]
     for kind in kinds:
-        active = [a for a in apps if kind in a.labels or kind.startswith("depth")]
+        active = [a for a in apps if kind in a.labels or kind.startswith("depth") or a.name == "ours"]
         for app in active:
             app.open()  # a fresh session on the default view for every interaction kind
             results.setdefault(app.name, {})[kind] = []
@@ -248,7 +258,7 @@ def print_widgets(results: dict) -> None:
     print("\n(a) widget latency: input event -> chart data changed")
     print(h.HEADER)
     base_p95 = None
-    for kind in ["residual", "norm", "placement", "depth_alt", "depth_walk"]:
+    for kind in ["residual", "residual_new", "norm", "placement", "depth_alt", "depth_walk"]:
         for app in ("ours", "baseline"):
             samples = results.get(app, {}).get(kind)
             if samples is None:

@@ -2,11 +2,13 @@
 // depth (native, labelled inputs), choosing among the figures and words the server sent ahead
 // (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth), applying
 // a cut (the twin of ui/views/cut.py's apply_cut), drawing with the app's own copy of Plotly.js,
+// keeping the last figures it drew (going back to one is a swap of the drawn chart, not a redraw),
 // and reporting the view back so the server can keep the URL. It computes no science: every
 // number and sentence it shows was computed in Python.
 
 const PLOTLY = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js";
 const ALONG_DEPTH = ["x", "y", "customdata"];
+const KEPT = 6; // drawn charts kept per place, the most recently shown first
 const mounts = new WeakMap(); // parentElement -> this mount's state
 
 let plotlyLoaded;
@@ -123,8 +125,8 @@ function build(root, data, mount) {
   root.replaceChildren();
   const controls = element("div", { class: "instant-controls", role: "group", "aria-label": data.texts.controls });
   for (const spec of data.controls) controls.append(control(spec, mount.view, mount.changed, data.projector));
-  const figures = {};
-  for (const name of ["block", "depth", "readouts"]) figures[name] = element("div", { class: `instant-plot instant-${name}` });
+  const figures = {}; // each place holds one drawn chart at a time (mount.kept has the others)
+  for (const name of ["block", "depth", "readouts"]) figures[name] = element("div", { class: `instant-place-${name}` });
   const pair = element("div", { class: "instant-pair" });
   const course = element("p", { class: "instant-course", role: "status" });
   const left = element("div");
@@ -149,6 +151,24 @@ function notes(parts, data, view) {
   parts.notes.replaceChildren(...lines);
 }
 
+// The chart in ``name``'s place that shows ``source`` (a figure and its cut): one kept from before,
+// drawn at this width (a swap: returns null), else one to draw into. A new cut of the figure shown
+// (another depth) redraws the chart shown; another figure (another setting) keeps it for a switch
+// back and takes the least recently shown of KEPT charts, or a new one.
+function shown(mount, name, source) {
+  const place = mount.parts.figures[name];
+  const kept = (mount.kept[name] ??= []);
+  const width = place.clientWidth;
+  const at = kept.findIndex((k) => k.width === width && source.every((part, i) => part === k.source[i]));
+  const recut = kept.length && kept[0].source[0] === source[0] ? 0 : kept.length >= KEPT ? kept.length - 1 : -1;
+  const chart = at >= 0 ? kept.splice(at, 1)[0]
+    : recut >= 0 ? Object.assign(kept.splice(recut, 1)[0], { source, width })
+    : { source, width, gd: element("div", { class: `instant-plot instant-${name}` }) };
+  kept.unshift(chart);
+  if (place.firstChild !== chart.gd) place.replaceChildren(chart.gd);
+  return at >= 0 ? null : chart.gd;
+}
+
 async function draw(mount, data) {
   const Plotly = await loadPlotly();
   const view = mount.view;
@@ -158,23 +178,26 @@ async function draw(mount, data) {
   const shownBlock = Math.min(data.block, view.depth);
   const block = mount.blocks.block === shownBlock ? mount.blocks.settings[settingKey(view)] : null;
   const sources = { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut], block: [block] };
-  const figures = {};
+  const fresh = [];
   for (const [name, source] of Object.entries(sources)) {
-    const drawn = mount.drawn[name];
-    if (source[0] && !(drawn && source.every((part, i) => part === drawn[i]))) {
-      figures[name] = name === "block" ? structuredClone(block.figure) : applyCut(...source);
-      mount.drawn[name] = source;
-    }
+    const gd = source[0] && shown(mount, name, source);
+    if (gd) fresh.push([gd, name === "block" ? structuredClone(block.figure) : applyCut(...source)]);
   }
   mount.parts.verdict.textContent = setting.verdicts[view.depth - 1];
   mount.parts.course.textContent = block && block.course_match ? data.texts.course_match : "";
   notes(mount.parts, data, view);
   mount.parts.figures.block.classList.toggle("instant-waiting", !block);
-  await Promise.all(Object.entries(figures).map(([name, fig]) => {
-    themed(fig.layout, getComputedStyle(mount.root).fontFamily);
-    return Plotly.react(mount.parts.figures[name], fig.data, fig.layout, data.config);
+  mount.font ??= getComputedStyle(mount.root).fontFamily; // once: reading a style forces a style pass
+  await Promise.all(fresh.map(([gd, fig]) => {
+    themed(fig.layout, mount.font);
+    return Plotly.react(gd, fig.data, fig.layout, data.config);
   }));
   mount.root.dataset.drawn = JSON.stringify(view); // what the browser tests wait for
+}
+
+function forget(mount) { // the charts drawn for another sentence, language or look
+  for (const kept of Object.values(mount.kept)) for (const chart of kept) window.Plotly?.purge(chart.gd);
+  mount.kept = {};
 }
 
 export default function instantExplorer({ data, parentElement, setStateValue }) {
@@ -182,7 +205,7 @@ export default function instantExplorer({ data, parentElement, setStateValue }) 
   if (!mount) {
     const root = element("div", { class: "instant-explorer" });
     parentElement.append(root);
-    mount = { root, view: { ...data.view }, drawn: {} };
+    mount = { root, view: { ...data.view }, kept: {} };
     mount.changed = (key, value, report) => {
       if (mount.view[key] !== value) {
         mount.view = { ...mount.view, [key]: value };
@@ -199,10 +222,13 @@ export default function instantExplorer({ data, parentElement, setStateValue }) 
   mount.root.classList.toggle("instant-projector", data.projector);
   if (!before || before.controls_for !== data.controls_for) {
     build(mount.root, data, mount);
-    mount.drawn = {};
+    forget(mount);
   }
   (async () => {
-    if (mount.packed !== data.payload) [mount.payload, mount.packed, mount.drawn] = [await unpack(data.payload), data.payload, {}];
+    if (mount.packed !== data.payload) {
+      [mount.payload, mount.packed] = [await unpack(data.payload), data.payload];
+      forget(mount);
+    }
     if (mount.packedBlocks !== data.blocks) [mount.blocks, mount.packedBlocks] = [await unpack(data.blocks), data.blocks];
     await draw(mount, data);
   })();

@@ -168,6 +168,42 @@ def test_projector_mode_switches_in_the_browser_too(new_page, app_url, lang, loc
     shot(page, f"instant-projector-{lang}")
 
 
+MARK_CHARTS = "() => document.querySelectorAll('.instant-explorer .js-plotly-plot').forEach(gd => gd.dataset.mark = 'x')"
+MARKED = "() => [...document.querySelectorAll('.instant-explorer .js-plotly-plot')].map(gd => gd.dataset.mark === 'x')"
+
+
+def test_a_switch_back_shows_the_charts_drawn_before_and_never_a_stale_depth_or_width(page, app_url):
+    """Going back to a setting shows the very charts drawn for it (kept, not redrawn); charts kept
+    from another depth or another window width are redrawn."""
+    residual = Text("en")("control.residual")
+    open_app(page, f"{app_url}/?lang=en")
+    page.evaluate(MARK_CHARTS)  # residual on, depth 24
+    click_label(page, residual)
+    wait_for_view(page, residual=False)
+    assert page.evaluate(MARKED) == [False] * 3
+    click_label(page, residual)
+    wait_for_view(page, residual=True)
+    assert page.evaluate(MARKED) == [True] * 3
+    assert_shows(page, ExplorerState())
+    set_depth(page, 30)  # the kept residual-off charts show depth 24
+    click_label(page, residual)
+    wait_for_view(page, residual=False, depth=30)
+    assert_shows(page, ExplorerState(residual=False, depth=30))
+    page.evaluate(MARK_CHARTS)
+    click_label(page, residual)
+    wait_for_view(page, residual=True, depth=30)
+    page.set_viewport_size({"width": 1100, "height": 800})  # the kept residual-off charts are wider
+    page.wait_for_function("() => [...document.querySelectorAll('.instant-explorer .js-plotly-plot')]"
+                           ".every(gd => Math.abs(gd._fullLayout.width - gd.clientWidth) < 2)")
+    click_label(page, residual)
+    wait_for_view(page, residual=False, depth=30)
+    assert page.evaluate(MARKED) == [False] * 3  # redrawn at the new width
+    assert page.evaluate("() => [...document.querySelectorAll('.instant-explorer .js-plotly-plot')]"
+                         ".every(gd => Math.abs(gd._fullLayout.width - gd.parentElement.clientWidth) < 2)")
+    assert_shows(page, ExplorerState(residual=False, depth=30))
+    assert_healthy(page)
+
+
 FADE_WATCH = """() => { window.__faded = []; const root = document.querySelector('.instant-explorer');
   const watch = () => { for (let e = root; e; e = e.parentElement) {
       const o = parseFloat(getComputedStyle(e).opacity); if (o < 1) window.__faded.push(o); } };
