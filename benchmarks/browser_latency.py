@@ -15,7 +15,7 @@ headless) and drives Debian's headless Chromium. Chromium resolves no host but l
     frame in the page, for the first chart and for every chart. Our app and the baseline alternate,
     interaction by interaction: the residual and norm switches, Pre/Post, depth +-1 and a depth walk.
     The instant Explorer keeps the charts it drew, so a switch back is a swap: ``residual_new`` is
-    ours alone, a residual switch right after a depth step, to charts it has not drawn yet.
+    ours alone, a residual switch right after a step to a new depth, to charts it has not drawn yet.
 (b) scrub: the tour's 'Across depth' chart's Plotly slider, a click on its rail, and the same
     ``Plotly.animate`` call the slider makes, to the 'now' marker moving (no server involved). The
     Explorer's own switches and depth change its figures in the browser too (issue #16): part (a).
@@ -77,8 +77,8 @@ class App:
     def action(self, kind: str, i: int):
         """(prepare, act) for the i-th interaction of ``kind``; prepare runs before the probe is armed."""
         page = self.page
-        if kind == "residual_new":  # a depth step first (not measured), then the switch
-            focus, step = self.action("depth_alt", i)
+        if kind == "residual_new":  # a step to a depth not drawn yet first (not measured), then the switch
+            focus, step = self.action("depth_walk", i)
             _, switch = self.action("residual", i)
             return lambda: (focus(), step(), page.wait_for_function(DEPTH_DRAWN)), switch
         if kind in ("residual", "norm", "placement"):
