@@ -168,8 +168,10 @@ def test_projector_mode_switches_in_the_browser_too(new_page, app_url, lang, loc
     shot(page, f"instant-projector-{lang}")
 
 
-MARK_CHARTS = "() => document.querySelectorAll('.instant-explorer .js-plotly-plot').forEach(gd => gd.dataset.mark = 'x')"
-MARKED = "() => [...document.querySelectorAll('.instant-explorer .js-plotly-plot')].map(gd => gd.dataset.mark === 'x')"
+CHARTS_NOW = "[...document.querySelectorAll('.instant-explorer .js-plotly-plot')]"
+MARK_CHARTS = f"() => {CHARTS_NOW}.forEach(gd => gd.dataset.mark = 'x')"
+MARKED = f"() => {CHARTS_NOW}.map(gd => gd.dataset.mark === 'x')"
+FIT_THEIR_PLACES = f"() => {CHARTS_NOW}.every(gd => Math.abs(gd._fullLayout.width - gd.parentElement.clientWidth) < 2)"
 
 
 def test_a_switch_back_shows_the_charts_drawn_before_and_never_a_stale_depth_or_width(page, app_url):
@@ -193,13 +195,11 @@ def test_a_switch_back_shows_the_charts_drawn_before_and_never_a_stale_depth_or_
     click_label(page, residual)
     wait_for_view(page, residual=True, depth=30)
     page.set_viewport_size({"width": 1100, "height": 800})  # the kept residual-off charts are wider
-    page.wait_for_function("() => [...document.querySelectorAll('.instant-explorer .js-plotly-plot')]"
-                           ".every(gd => Math.abs(gd._fullLayout.width - gd.clientWidth) < 2)")
+    page.wait_for_function(FIT_THEIR_PLACES)
     click_label(page, residual)
     wait_for_view(page, residual=False, depth=30)
     assert page.evaluate(MARKED) == [False] * 3  # redrawn at the new width
-    assert page.evaluate("() => [...document.querySelectorAll('.instant-explorer .js-plotly-plot')]"
-                         ".every(gd => Math.abs(gd._fullLayout.width - gd.parentElement.clientWidth) < 2)")
+    assert page.evaluate(FIT_THEIR_PLACES)
     assert_shows(page, ExplorerState(residual=False, depth=30))
     assert_healthy(page)
 
