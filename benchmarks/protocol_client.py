@@ -4,7 +4,8 @@ Used by ``classroom_load.py`` to put many sessions on the server while only a fe
 pages measure the end-to-end latency (40 rendering pages saturate a 2-core machine by themselves).
 Like the frontend, each rerun sends every widget's current value (read from the elements the
 server sent, refs resolved from a local message cache), the page's URL query string (as the
-server last set it) and the hashes of the messages it holds. Loopback only.
+server last set it) and the hashes of the messages it holds; a change of a widget inside a fragment
+(the instant Explorer's) asks for a rerun of that fragment alone. Loopback only.
 """
 
 from __future__ import annotations
@@ -81,7 +82,10 @@ class ProtocolSession:
         self.remembered: dict[str, WidgetState] = {}  # by key: what "the user" set
         self.url_bound: dict[str, str | None] = {}  # bound widgets' URL values (None: left out)
         self.exceptions = 0
-        self.elements: list = []  # every element of the current run, as sent
+        self.elements: list = []  # every element of the current run, as sent (a fragment's run: with the rest)
+        self.element_fragments: list[str] = []  # the fragment each element was drawn in ("" for none)
+        self.component_fragment = ""  # the fragment the instant Explorer is drawn in
+        self.running_fragment = ""  # the fragment the rerun in flight runs ("" for the whole page)
         self.bytes_received = 0
         self.largest_received = self.largest_sent = 0  # bytes of one WebSocket frame
         self.session_id = ""  # the server's id for this session (file uploads name it)
@@ -110,8 +114,11 @@ class ProtocolSession:
         if kind == "new_session":
             self.page_hash = msg.new_session.page_script_hash or self.page_hash
             self.session_id = msg.new_session.initialize.session_id or self.session_id
-            self.run_widgets = {}
-            self.elements = []
+            kept = [i for i, f in enumerate(self.element_fragments) if self.running_fragment not in ("", f)]
+            self.elements = [self.elements[i] for i in kept]
+            self.element_fragments = [self.element_fragments[i] for i in kept]
+            if not self.running_fragment:
+                self.run_widgets = {}
         elif kind == "navigation" and msg.navigation.page_script_hash:
             # As the frontend: later reruns name the page shown by its hash, no longer by url path.
             self.page_hash, self.page_name = msg.navigation.page_script_hash, ""
@@ -122,7 +129,9 @@ class ProtocolSession:
             if element.WhichOneof("type") == "exception":
                 self.exceptions += 1
             self.elements.append(element)
+            self.element_fragments.append(msg.delta.fragment_id)
             if element.WhichOneof("type") == "bidi_component":
+                self.component_fragment = msg.delta.fragment_id
                 self._take_component(element.bidi_component)
             found = widget_state(element, self.remembered)
             if found is not None:
@@ -136,7 +145,7 @@ class ProtocolSession:
                     self.bound.add(key)
         elif kind == "script_finished":
             if msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                self.widgets = dict(self.run_widgets)
+                self.widgets = {**self.widgets, **self.run_widgets} if self.running_fragment else dict(self.run_widgets)
                 self.finished_elements = list(self.elements)
             if self._finished is not None and not self._finished.done():
                 self._finished.set_result(msg.script_finished)
@@ -182,6 +191,7 @@ class ProtocolSession:
         states, e.g. a data editor's edits); return the time (ms) until the server says the script
         finished. Raises on timeout or a failed run."""
         frame = self.rerun_request(changes, extra)
+        self.running_fragment = BackMsg.FromString(frame).rerun_script.fragment_id
         self.run_widgets = {}
         self._finished = asyncio.get_running_loop().create_future()
         start = time.perf_counter()
@@ -240,6 +250,8 @@ class ProtocolSession:
         client.query_string = self.query
         client.page_script_hash = self.page_hash
         client.page_name = self.page_name
+        if instant and component and set(changes) <= set(INSTANT):  # the browser reruns its fragment alone
+            client.fragment_id = self.component_fragment
         client.widget_states.widgets.extend(states)
         client.cached_message_hashes.extend(self.cache)
         client.context_info.timezone = "UTC"

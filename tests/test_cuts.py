@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blockstab.scenario import PRESETS
-from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
+from ui.controls import MAX_EXPLORER_DEPTH, STAGE_FOCUS, ExplorerState
 from ui.instant import SETTINGS
 from ui.text import Text
 from ui.views import explore
@@ -29,6 +29,7 @@ from ui.views.depth import (
     readouts_cut,
     readouts_figure,
 )
+from ui.views.tables import stage_rows
 
 
 def plain(fig: go.Figure, animation: bool = False) -> dict:
@@ -83,6 +84,17 @@ def test_every_look_and_sentence_cuts_like_the_lesson(setting, n, lang, projecto
     depth, readouts = cut_views(state, t, n)
     assert depth == plain(depth_figure(state, result, t))
     assert readouts == plain(readouts_figure(state, result, t))
+
+
+@settings(max_examples=25, deadline=None)
+@given(setting=st.sampled_from(SETTINGS), n=st.integers(1, MAX_EXPLORER_DEPTH), block=st.integers(1, 24),
+       focus=st.sampled_from(STAGE_FOCUS), lang=st.sampled_from(("en", "zh")), example=st.sampled_from(sorted(PRESETS)))
+def test_the_numbers_table_from_the_shown_blocks_own_depth_is_the_deep_runs(setting, n, block, focus, lang, example):
+    """The Explorer's numbers table runs the stack only as deep as the block it shows."""
+    state = ExplorerState(depth=n, block=block, focus=focus, example=PRESETS[example], **setting)
+    t = Text(lang)
+    shallow = explore(replace(state, depth=state.shown_block))
+    assert stage_rows(state, shallow, t) == stage_rows(state, explore(state), t)
 
 
 def test_the_full_view_is_its_own_deepest_cut_with_the_animation():

@@ -27,6 +27,7 @@ from .views.tables import course_table_matches
 
 HERE = Path(__file__).parent
 KEY = "instant_explorer"
+SENT_AHEAD = "instant_sent_ahead"  # (what it was built for, the component's data but the view)
 PLOTLY_ASSETS = "blockstab.plotly"  # served at /_stcore/bidi-components/blockstab.plotly/plotly.min.js
 PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": True,
                "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -77,11 +78,23 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
     view = {c.key: getattr(state, c.key) for c in INSTANT}
     if not mounted:  # it opens on this view, and keeps its own from then on
         st.session_state["instant_opened_on"] = view
+    data = {**_sent_ahead(state, controls, t), "view": st.session_state.get("instant_opened_on", view)}
+    # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
+    # key only for a component event with a callback.
+    component(key=KEY, data=data, default={"view": view}, on_view_change=lambda: None)
+
+
+def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text) -> dict:
+    """The component's data but its opening view, kept in the session for the sentence, look,
+    block and stage in focus it was built for: a report-back rerun reuses it as it is."""
+    key = (sentence_and_look(state), state.block, state.shown_block, state.focus, t.lang, tuple(controls))
+    kept = st.session_state.get(SENT_AHEAD)
+    if kept is not None and kept[0] == key:
+        return kept[1]
     data = {
         "payload": packed_payload(sentence_and_look(state), t.lang),
         "blocks": packed_blocks(replace(sentence_and_look(state), depth=state.shown_block, block=state.shown_block,
                                         focus=state.focus), t.lang),
-        "view": st.session_state.get("instant_opened_on", view),
         "block": state.block,
         "controls": [_spec(c, t) for c in controls],
         "texts": {"controls": t("explorer.controls"), "layernorm_2d": t("explorer.layernorm_2d"),
@@ -94,9 +107,8 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
         "config": PLOT_CONFIG,
         "controls_for": f"{t.lang}-{state.projector}-{','.join(c.key for c in controls)}",  # redrawn when it changes
     }
-    # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
-    # key only for a component event with a callback.
-    component(key=KEY, data=data, default={"view": view}, on_view_change=lambda: None)
+    st.session_state[SENT_AHEAD] = key, data
+    return data
 
 
 def _spec(control: Control, t: Text) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from functools import partial
 from urllib.parse import urlencode, urlsplit
 
@@ -39,6 +40,7 @@ from .real_views import layers_figure, meaning_figure, projection_figure
 from .shared_runs import Replaced, SharedRuns, Waiting
 from .text import LANGUAGES, Text, language_for_locale
 from .views import FIGURES, explore, figure_state
+from .views.tables import stage_csv
 
 # Bounded caches shared by every page and session. Engine results are read-only arrays; figures
 # are only read by st.plotly_chart. Building a figure (Plotly's validation) costs far more than
@@ -243,19 +245,17 @@ def on_phone() -> bool:
 
 def explorer_controls(t: Text, projector: bool) -> tuple[ExplorerState, list[Control]]:
     """Render the Explorer's Streamlit controls (on a phone the sentence above the figures, the
-    rest in the sidebar) and return the resulting state, and the
-    visible controls the instant Explorer draws in the browser (their values: what it reported,
-    else the URL's). Controls left out of a teacher's ``show=`` list are not drawn and keep the
-    link's value."""
+    rest in the sidebar) and return the resulting state, and the visible controls the instant
+    Explorer draws in the browser (their values here: the URL's, or one set by "open in Explorer";
+    :func:`with_reported_view` then takes the browser's). Controls left out of a teacher's
+    ``show=`` list are not drawn and keep the link's value."""
     example, phone = active_example(), on_phone()
     shown = url_value(BY_KEY["show"]) or tuple(c.key for c in CONTROLS)
     visible = [c for c in CONTROLS if c.key in shown and not c.instant]
     values = {c.key: url_value(c) for c in CONTROLS if c.key not in shown}
     instant = [c for c in CONTROLS if c.key in shown and c.instant]
-    reported = reported_view() or {}
     for control in instant:
-        values[control.key] = reported.get(control.key, st.session_state.get(control.key, url_value(control)))
-        _write_to_url(control, values[control.key])
+        values[control.key] = st.session_state.get(control.key, url_value(control))
     # The instant Explorer's switches and depth are above the figures; on a phone the sentence too
     # (in projector mode it waits in the sidebar: above, it would push the figures off the screen).
     in_row = [c for c in visible if phone and c.primary]
@@ -272,6 +272,22 @@ def explorer_controls(t: Text, projector: bool) -> tuple[ExplorerState, list[Con
     state = ExplorerState(**{c.key: values[c.key] for c in CONTROLS}, projector=projector, phone=phone,
                           example=example)
     return state, instant
+
+
+def explored_csv(state: ExplorerState) -> str:
+    """:func:`~ui.views.tables.stage_csv` of ``state``'s run (a download button calls it when
+    clicked, on a thread of its own)."""
+    return stage_csv(state, explore_cached(state))
+
+
+def with_reported_view(state: ExplorerState, instant: list[Control]) -> ExplorerState:
+    """``state`` with the ``instant`` controls' values as the browser last reported them (before
+    its first report, ``state``'s own), each kept in the URL."""
+    reported = reported_view() or {}
+    values = {c.key: reported.get(c.key, getattr(state, c.key)) for c in instant}
+    for control in instant:
+        _write_to_url(control, values[control.key])
+    return replace(state, **values)
 
 
 def open_in_explorer(view: dict) -> None:

@@ -30,6 +30,7 @@ from ui.verdicts import verdict
 from ui.views import explore, figure_state
 from ui.views.block import block_figure
 from ui.views.depth import depth_figure, readouts_figure
+from ui.views.tables import stage_csv
 
 pytestmark = pytest.mark.browser
 CHARTS = "(() => {" + READ_CHART + "return [0, 1, 2].map(readChart); })()"
@@ -236,4 +237,19 @@ def test_names_from_the_editor_are_text_never_markup(page, app_url):
     texts = " ".join(page.evaluate(DRAWN_TEXT))
     assert "<b>x</b>" in texts, texts
     assert page.locator(", ".join(f".instant-explorer {tag}" for tag in ("img", "b", "u", "i"))).count() == 0
+    assert_healthy(page)
+
+
+def test_the_csv_download_is_the_view_switched_to_in_the_browser(page, app_url, tmp_path):
+    """The CSV is written when its button is clicked (not on every report-back), for the view shown."""
+    open_app(page, f"{app_url}/?lang=en")
+    click_label(page, Text("en")("control.residual"))
+    set_depth(page, 5)
+    page.wait_for_function("() => location.search.includes('residual=false') && location.search.includes('depth=5')")
+    with page.expect_download() as download:
+        page.get_by_role("button", name=Text("en")("download.csv")).click()
+    saved = tmp_path / "explorer.csv"
+    download.value.save_as(saved)
+    state = ExplorerState(residual=False, depth=5)
+    assert saved.read_text(encoding="utf-8") == stage_csv(state, explore(state))
     assert_healthy(page)
