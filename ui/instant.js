@@ -152,17 +152,20 @@ function notes(parts, data, view) {
 }
 
 // The chart in ``name``'s place that shows ``source`` (a figure and its cut): one kept from before,
-// drawn at this width (a swap: returns null), else one to draw into. A new cut of the figure shown
-// (another depth) redraws the chart shown; another figure (another setting) keeps it for a switch
-// back and takes the least recently shown of KEPT charts, or a new one.
+// drawn at this width (a swap: returns null), else one to draw into. Going back to a setting or a
+// depth drawn before is a swap. A chart to draw into is the least recently shown of two kept for
+// this figure (a walk along depth keeps the last two depths), else a new one while fewer than KEPT
+// are kept, else the least recently shown of all. Charts drawn at another width are dropped.
 function shown(mount, name, source) {
   const place = mount.parts.figures[name];
-  const kept = (mount.kept[name] ??= []);
   const width = place.clientWidth;
-  const at = kept.findIndex((k) => k.width === width && source.every((part, i) => part === k.source[i]));
-  const recut = kept.length && kept[0].source[0] === source[0] ? 0 : kept.length >= KEPT ? kept.length - 1 : -1;
-  const chart = at >= 0 ? kept.splice(at, 1)[0]
-    : recut >= 0 ? Object.assign(kept.splice(recut, 1)[0], { source, width })
+  const all = mount.kept[name] ?? [];
+  for (const stale of all.filter((k) => k.width !== width)) window.Plotly.purge(stale.gd); // drawn at another width
+  const kept = (mount.kept[name] = all.filter((k) => k.width === width));
+  const at = kept.findIndex((k) => source.every((part, i) => part === k.source[i]));
+  const sameFigure = kept.flatMap((k, i) => (k.source[0] === source[0] ? [i] : []));
+  const reuse = at >= 0 ? at : sameFigure.length >= 2 ? sameFigure.at(-1) : kept.length >= KEPT ? kept.length - 1 : -1;
+  const chart = reuse >= 0 ? Object.assign(kept.splice(reuse, 1)[0], { source, width })
     : { source, width, gd: element("div", { class: `instant-plot instant-${name}` }) };
   kept.unshift(chart);
   if (place.firstChild !== chart.gd) place.replaceChildren(chart.gd);

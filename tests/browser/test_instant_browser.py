@@ -176,8 +176,8 @@ FIT_THEIR_PLACES = f"() => {CHARTS_NOW}.every(gd => Math.abs(gd._fullLayout.widt
 
 
 def test_a_switch_back_shows_the_charts_drawn_before_and_never_a_stale_depth_or_width(page, app_url):
-    """Going back to a setting shows the very charts drawn for it (kept, not redrawn); charts kept
-    from another depth or another window width are redrawn."""
+    """Going back to a setting or a depth shows the very charts drawn for it (kept, not redrawn);
+    charts kept from another depth or another window width are redrawn."""
     residual = Text("en")("control.residual")
     open_app(page, f"{app_url}/?lang=en")
     page.evaluate(MARK_CHARTS)  # residual on, depth 24
@@ -201,6 +201,13 @@ def test_a_switch_back_shows_the_charts_drawn_before_and_never_a_stale_depth_or_
     wait_for_view(page, residual=False, depth=30)
     assert page.evaluate(MARKED) == [False] * 3  # redrawn at the new width
     assert page.evaluate(FIT_THEIR_PLACES)
+    assert_shows(page, ExplorerState(residual=False, depth=30))
+    page.evaluate(MARK_CHARTS)
+    set_depth(page, 31)
+    assert page.evaluate(MARKED) == [True, False, False]  # the block view does not change with depth
+    assert_shows(page, ExplorerState(residual=False, depth=31))
+    set_depth(page, 30)  # a step back along depth is a swap too
+    assert page.evaluate(MARKED) == [True] * 3
     assert_shows(page, ExplorerState(residual=False, depth=30))
     assert_healthy(page)
 
