@@ -3,12 +3,13 @@
 // (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth), applying
 // a cut (the twin of ui/views/cut.py's apply_cut), drawing with the app's own copy of Plotly.js,
 // keeping the last figures it drew (going back to one is a swap of the drawn chart, not a redraw),
-// and reporting the view back so the server can keep the URL. It computes no science: every
+// drawing the next depths ahead in idle time, and reporting the view back so the server can keep
+// the URL. It computes no science: every
 // number and sentence it shows was computed in Python.
 
 const PLOTLY = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js";
 const ALONG_DEPTH = ["x", "y", "customdata"];
-const KEPT = 6; // drawn charts kept per place, the most recently shown first
+const KEPT = 8; // drawn charts kept per place, the most recently shown first
 const mounts = new WeakMap(); // parentElement -> this mount's state
 
 let plotlyLoaded;
@@ -151,51 +152,101 @@ function notes(parts, data, view) {
   parts.notes.replaceChildren(...lines);
 }
 
-// The chart in ``name``'s place that shows ``source`` (a figure and its cut): one kept from before,
-// drawn at this width (a swap: returns null), else one to draw into. Going back to a setting or a
-// depth drawn before is a swap. A chart to draw into is the least recently shown of two kept for
-// this figure (a walk along depth keeps the last two depths), else a new one while fewer than KEPT
-// are kept, else the least recently shown of all. Charts drawn at another width are dropped.
+// A chart of ``kept`` (charts drawn at this width, the most recently shown first) for ``source`` (a
+// figure and its cut): [the one drawn for it, true], else [one to draw into, false]: the least
+// recently shown of three kept for this figure (a walk along depth keeps the depth shown and its
+// two neighbours), else a new one while fewer than KEPT are kept, else the least recently shown.
+// The chart is taken out of ``kept``.
+function take(kept, name, source, width) {
+  const at = kept.findIndex((k) => source.every((part, i) => part === k.source[i]));
+  const sameFigure = kept.flatMap((k, i) => (k.source[0] === source[0] ? [i] : []));
+  const reuse = at >= 0 ? at : sameFigure.length >= 3 ? sameFigure.at(-1) : kept.length >= KEPT ? kept.length - 1 : -1;
+  const chart = reuse >= 0 ? Object.assign(kept.splice(reuse, 1)[0], { source, width })
+    : { source, width, gd: element("div", { class: `instant-plot instant-${name}` }) };
+  return [chart, at >= 0];
+}
+
+// The chart in ``name``'s place that shows ``source``: going back to a setting or a depth drawn
+// before is a swap (returns null); else the chart to draw into. Charts drawn at another width are
+// dropped.
 function shown(mount, name, source) {
   const place = mount.parts.figures[name];
   const width = place.clientWidth;
   const all = mount.kept[name] ?? [];
-  for (const stale of all.filter((k) => k.width !== width)) window.Plotly.purge(stale.gd); // drawn at another width
+  for (const stale of all.filter((k) => k.width !== width)) window.Plotly.purge(stale.gd);
   const kept = (mount.kept[name] = all.filter((k) => k.width === width));
-  const at = kept.findIndex((k) => source.every((part, i) => part === k.source[i]));
-  const sameFigure = kept.flatMap((k, i) => (k.source[0] === source[0] ? [i] : []));
-  const reuse = at >= 0 ? at : sameFigure.length >= 2 ? sameFigure.at(-1) : kept.length >= KEPT ? kept.length - 1 : -1;
-  const chart = reuse >= 0 ? Object.assign(kept.splice(reuse, 1)[0], { source, width })
-    : { source, width, gd: element("div", { class: `instant-plot instant-${name}` }) };
+  const [chart, drawn] = take(kept, name, source, width);
   kept.unshift(chart);
   if (place.firstChild !== chart.gd) place.replaceChildren(chart.gd);
-  return at >= 0 ? null : chart.gd;
+  return drawn ? null : chart.gd;
+}
+
+// What each place shows for ``view``: the depth and readouts figures with their cut, the block view.
+function sources(mount, data, view) {
+  const entry = mount.payload[settingKey(view)];
+  const setting = typeof entry === "string" ? mount.payload[entry] : entry; // a setting that is another's
+  const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
+  const block = mount.blocks.block === Math.min(data.block, view.depth) ? mount.blocks.settings[settingKey(view)] : null;
+  return { setting, block, of: { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut], block: [block] } };
+}
+
+function figureOf(name, source, font) {
+  const fig = name === "block" ? structuredClone(source[0].figure) : applyCut(...source);
+  themed(fig.layout, font);
+  return fig;
 }
 
 async function draw(mount, data) {
   const Plotly = await loadPlotly();
   const view = mount.view;
-  const entry = mount.payload[settingKey(view)];
-  const setting = typeof entry === "string" ? mount.payload[entry] : entry; // a setting that is another's
-  const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
-  const shownBlock = Math.min(data.block, view.depth);
-  const block = mount.blocks.block === shownBlock ? mount.blocks.settings[settingKey(view)] : null;
-  const sources = { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut], block: [block] };
+  const { setting, block, of } = sources(mount, data, view);
   const fresh = [];
-  for (const [name, source] of Object.entries(sources)) {
+  for (const [name, source] of Object.entries(of)) {
     const gd = source[0] && shown(mount, name, source);
-    if (gd) fresh.push([gd, name === "block" ? structuredClone(block.figure) : applyCut(...source)]);
+    if (gd) fresh.push([gd, name, source]);
   }
   mount.parts.verdict.textContent = setting.verdicts[view.depth - 1];
   mount.parts.course.textContent = block && block.course_match ? data.texts.course_match : "";
   notes(mount.parts, data, view);
   mount.parts.figures.block.classList.toggle("instant-waiting", !block);
   mount.font ??= getComputedStyle(mount.root).fontFamily; // once: reading a style forces a style pass
-  await Promise.all(fresh.map(([gd, fig]) => {
-    themed(fig.layout, mount.font);
+  await Promise.all(fresh.map(([gd, name, source]) => {
+    const fig = figureOf(name, source, mount.font);
     return Plotly.react(gd, fig.data, fig.layout, data.config);
   }));
   mount.root.dataset.drawn = JSON.stringify(view); // what the browser tests wait for
+  const generation = mount.generation;
+  requestIdleCallback(() => drawAhead(mount, data, generation));
+}
+
+// In idle time after a draw, one chart per idle callback while nothing else happened: the depth and
+// readouts charts one depth on either side (the way the depth last moved first), drawn off the page
+// at their place's width and kept, so the next step along depth is a swap.
+async function drawAhead(mount, data, generation) {
+  const depth = data.controls.find((spec) => spec.key === "depth");
+  if (generation !== mount.generation || !depth) return;
+  const view = mount.view;
+  for (const next of [view.depth + mount.step, view.depth - mount.step]) {
+    if (next < depth.low || next > depth.high) continue;
+    const { of } = sources(mount, data, { ...view, depth: next });
+    for (const name of ["depth", "readouts"]) {
+      const width = mount.parts.figures[name].clientWidth;
+      const kept = mount.kept[name] ?? [];
+      if (kept[0]?.width !== width || kept.some((k) => of[name].every((part, i) => part === k.source[i]))) continue;
+      const [chart] = take(kept, name, of[name], width);
+      const offPage = (mount.offPage ??= document.body.appendChild(element("div", { "aria-hidden": "true",
+        style: "position: fixed; left: -10000px; top: 0; visibility: hidden" })));
+      offPage.style.width = `${width}px`;
+      offPage.replaceChildren(chart.gd);
+      const fig = figureOf(name, of[name], mount.font);
+      await window.Plotly.react(chart.gd, fig.data, fig.layout, data.config);
+      chart.gd.remove();
+      kept.splice(1, 0, chart); // after the chart shown
+      requestIdleCallback(() => drawAhead(mount, data, generation));
+      return;
+    }
+  }
+  mount.root.dataset.ahead = JSON.stringify(view); // its neighbours along depth are drawn (browser tests)
 }
 
 function forget(mount) { // the charts drawn for another sentence, language or look
@@ -208,9 +259,11 @@ export default function instantExplorer({ data, parentElement, setStateValue }) 
   if (!mount) {
     const root = element("div", { class: "instant-explorer" });
     parentElement.append(root);
-    mount = { root, view: { ...data.view }, kept: {} };
+    mount = { root, view: { ...data.view }, kept: {}, step: 1, generation: 0 };
     mount.changed = (key, value, report) => {
       if (mount.view[key] !== value) {
+        if (key === "depth") mount.step = Math.sign(value - mount.view.depth);
+        mount.generation += 1;
         mount.view = { ...mount.view, [key]: value };
         if (mount.payload) draw(mount, mount.data);
       }
@@ -221,7 +274,8 @@ export default function instantExplorer({ data, parentElement, setStateValue }) 
   const before = mount.data;
   const same = before && ["payload", "blocks", "controls_for", "block"].every((key) => before[key] === data[key]);
   mount.data = data;
-  if (same) return () => mounts.delete(parentElement); // a report-back rerun: nothing new to show
+  const unmount = () => { mounts.delete(parentElement); mount.offPage?.remove(); };
+  if (same) return unmount; // a report-back rerun: nothing new to show
   mount.root.classList.toggle("instant-projector", data.projector);
   if (!before || before.controls_for !== data.controls_for) {
     build(mount.root, data, mount);
@@ -235,5 +289,5 @@ export default function instantExplorer({ data, parentElement, setStateValue }) 
     if (mount.packedBlocks !== data.blocks) [mount.blocks, mount.packedBlocks] = [await unpack(data.blocks), data.blocks];
     await draw(mount, data);
   })();
-  return () => mounts.delete(parentElement);
+  return unmount;
 }

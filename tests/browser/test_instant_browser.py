@@ -260,3 +260,31 @@ def test_the_csv_download_is_the_view_switched_to_in_the_browser(page, app_url, 
     state = ExplorerState(residual=False, depth=5)
     assert saved.read_text(encoding="utf-8") == stage_csv(state, explore(state))
     assert_healthy(page)
+
+
+COUNT_SHOWN_DRAWS = """() => { window.__shownDraws = 0; const react = window.Plotly.react;
+  window.Plotly.react = (gd, ...rest) => {
+    if (document.querySelector('.instant-explorer').contains(gd)) window.__shownDraws += 1;
+    return react(gd, ...rest); }; }"""
+AHEAD_OF = """depth => { const e = document.querySelector('.instant-explorer');
+  return e.dataset.ahead && JSON.parse(e.dataset.ahead).depth === depth; }"""
+
+
+def test_the_next_depths_are_drawn_ahead_so_a_step_along_depth_draws_nothing(page, app_url):
+    """In idle time the Explorer draws the depths on either side off the page: a step to one is a
+    swap of charts drawn with the engine's numbers, and nothing is drawn on the page."""
+    open_app(page, f"{app_url}/?lang=en")
+    page.wait_for_function(AHEAD_OF, arg=24)
+    page.evaluate(COUNT_SHOWN_DRAWS)
+    slider = page.get_by_role("slider", name=Text("en")("control.depth"))
+    for key, depth in (("ArrowRight", 25), ("ArrowRight", 26), ("ArrowLeft", 25), ("ArrowLeft", 24)):
+        slider.press(key)
+        wait_for_view(page, depth=depth)
+        assert page.evaluate("() => window.__shownDraws") == 0
+        assert page.evaluate(CHARTS_NOW + ".length") == 3
+        assert_shows(page, ExplorerState(depth=depth))
+        page.wait_for_function(AHEAD_OF, arg=depth)
+    click_label(page, Text("en")("control.residual"))  # another setting: not drawn ahead
+    wait_for_view(page, residual=False)
+    assert page.evaluate("() => window.__shownDraws") == 3
+    assert_healthy(page)
