@@ -14,8 +14,11 @@ headless) and drives Debian's headless Chromium. Chromium resolves no host but l
     listener) to a Plotly chart's drawn data (``_fullData`` x / y) changing, polled every animation
     frame in the page, for the first chart and for every chart. Our app and the baseline alternate,
     interaction by interaction: the residual and norm switches, Pre/Post, depth +-1 and a depth walk.
-    The instant Explorer keeps the charts it drew, so a switch back is a swap: ``residual_new`` is
-    ours alone, a residual switch right after a step to a new depth, to charts it has not drawn yet.
+    The instant Explorer keeps the charts it drew and draws the depths on either side ahead in idle
+    time, so a switch back and a step along depth at this pace are swaps. Ours alone: ``residual_new``,
+    a residual switch right after a jump to a depth far from any drawn (charts never drawn, while
+    the depths beside the jump are being drawn ahead), and ``depth_hold``, depth +1 steps with no
+    pause (a held arrow key outrunning the drawing ahead).
 (b) scrub: the tour's 'Across depth' chart's Plotly slider, a click on its rail, and the same
     ``Plotly.animate`` call the slider makes, to the 'now' marker moving (no server involved). The
     Explorer's own switches and depth change its figures in the browser too (issue #16): part (a).
@@ -42,6 +45,11 @@ import harness as h  # noqa: E402
 LOCAL_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"
 OURS_PAGES = ["/", "/walk", "/case", "/practice", "/geometry", "/teach"]
 PAUSE_S = 0.25  # between two interactions, so each starts from an idle page
+KINDS = ["residual", "residual_new", "norm", "placement", "depth_alt", "depth_walk", "depth_hold"]
+OURS_ONLY = ("residual_new", "depth_hold")
+FAR_DEPTHS = [2 + (37 * i) % 97 for i in range(97)]  # 2..98, consecutive ones at least 11 apart
+SET_DEPTH = """n => { const r = document.querySelector('#instant-depth'); r.value = String(n);
+  r.dispatchEvent(new Event('input', {bubbles: true})); r.dispatchEvent(new Event('change', {bubbles: true})); }"""
 # The instant Explorer has drawn the depth its slider shows.
 DEPTH_DRAWN = """() => { const e = document.querySelector('.instant-explorer');
   const r = document.querySelector('#instant-depth');
@@ -77,17 +85,17 @@ class App:
     def action(self, kind: str, i: int):
         """(prepare, act) for the i-th interaction of ``kind``; prepare runs before the probe is armed."""
         page = self.page
-        if kind == "residual_new":  # a step to a depth not drawn yet first (not measured), then the switch
-            focus, step = self.action("depth_walk", i)
+        if kind == "residual_new":  # a jump to a depth not drawn first (not measured), then the switch
             _, switch = self.action("residual", i)
-            return lambda: (focus(), step(), page.wait_for_function(DEPTH_DRAWN)), switch
+            depth = FAR_DEPTHS[i % len(FAR_DEPTHS)]
+            return lambda: (page.evaluate(SET_DEPTH, depth), page.wait_for_function(DEPTH_DRAWN)), switch
         if kind in ("residual", "norm", "placement"):
             label = self.labels[kind] if kind != "placement" else self.labels["placement"][i % 2]
             target = page.get_by_text(label, exact=True)
             return target.scroll_into_view_if_needed, target.click
         label = json.dumps(self.labels["depth"])  # the slider thumb: a range input (implicit role slider)
         slider = page.locator(f"[role=slider][aria-label={label}], input[type=range][aria-label={label}]").first
-        key = "ArrowRight" if kind == "depth_walk" or i % 2 == 0 else "ArrowLeft"
+        key = "ArrowRight" if kind in ("depth_walk", "depth_hold") or i % 2 == 0 else "ArrowLeft"
         return slider.focus, lambda: page.keyboard.press(key)
 
     def exceptions(self) -> int:
@@ -119,9 +127,9 @@ def stop_profiler(spy: subprocess.Popen | None) -> None:
 def widgets(apps: list[App], n: int, warmup: int) -> dict:
     """Every interaction, N measured after the warm-ups, the apps taking turns."""
     results: dict = {}
-    kinds = ["residual", "residual_new", "norm", "placement", "depth_alt", "depth_walk"]
-    for kind in kinds:
-        active = [a for a in apps if kind in a.labels or kind.startswith("depth") or a.name == "ours"]
+    for kind in KINDS:
+        shared = kind not in OURS_ONLY
+        active = [a for a in apps if a.name == "ours" or shared and (kind in a.labels or kind.startswith("depth"))]
         for app in active:
             app.open()  # a fresh session on the default view for every interaction kind
             results.setdefault(app.name, {})[kind] = []
@@ -136,7 +144,7 @@ def widgets(apps: list[App], n: int, warmup: int) -> dict:
                 sample = h.measure(app.page, act)
                 if i >= warmup:
                     results[app.name][kind].append(sample.__dict__)
-                time.sleep(PAUSE_S)
+                time.sleep(0 if kind == "depth_hold" else PAUSE_S)
         for app in active:
             results[app.name][kind + "_exceptions"] = app.exceptions()
     return results
@@ -258,7 +266,7 @@ def print_widgets(results: dict) -> None:
     print("\n(a) widget latency: input event -> chart data changed")
     print(h.HEADER)
     base_p95 = None
-    for kind in ["residual", "residual_new", "norm", "placement", "depth_alt", "depth_walk"]:
+    for kind in KINDS:
         for app in ("ours", "baseline"):
             samples = results.get(app, {}).get(kind)
             if samples is None:
