@@ -241,7 +241,9 @@ async function drawAhead(mount, data, generation) {
       const fig = figureOf(name, of[name], mount.font);
       await window.Plotly.react(chart.gd, fig.data, fig.layout, data.config);
       chart.gd.remove();
-      kept.splice(1, 0, chart); // after the chart shown
+      const now = mount.kept[name]; // (a switch or new data may have replaced the list meanwhile)
+      if (now?.[0]?.width === width) now.splice(1, 0, chart); // after the chart shown
+      else window.Plotly.purge(chart.gd);
       requestIdleCallback(() => drawAhead(mount, data, generation));
       return;
     }
