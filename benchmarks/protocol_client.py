@@ -190,21 +190,26 @@ class ProtocolSession:
         """Send a rerun with the widgets whose key ends a widget id set to new values (and ``extra``
         states, e.g. a data editor's edits); return the time (ms) until the server says the script
         finished. Raises on timeout or a failed run."""
-        frame = self.rerun_request(changes, extra)
-        self.running_fragment = BackMsg.FromString(frame).rerun_script.fragment_id
-        self.run_widgets = {}
         self._finished = asyncio.get_running_loop().create_future()
         start = time.perf_counter()
-        self.largest_sent = max(self.largest_sent, len(frame))
-        await self.ws.send(frame)
+        await self.send_rerun(changes, extra)
         status = await asyncio.wait_for(self._finished, timeout)
         elapsed = (time.perf_counter() - start) * 1e3
         if status not in FINISHED_OK:
             raise RuntimeError(f"script finished with status {status}")
         return elapsed
 
-    def rerun_request(self, changes: dict[str, object] | None = None, extra: tuple[WidgetState, ...] = ()) -> bytes:
-        """The rerun request :meth:`rerun` sends, as the frontend builds it (the changed values are
+    async def send_rerun(self, changes: dict[str, object] | None = None, extra: tuple[WidgetState, ...] = ()) -> None:
+        """Send a rerun request without waiting for its run (as a browser does for each change); the
+        elements then arriving replace the page's, or only its fragment's for a fragment rerun."""
+        frame = self._rerun_request(changes, extra)
+        self.running_fragment = BackMsg.FromString(frame).rerun_script.fragment_id
+        self.run_widgets = {}
+        self.largest_sent = max(self.largest_sent, len(frame))
+        await self.ws.send(frame)
+
+    def _rerun_request(self, changes: dict[str, object] | None = None, extra: tuple[WidgetState, ...] = ()) -> bytes:
+        """The rerun request :meth:`send_rerun` sends, as the frontend builds it (the changed values are
         remembered as the user's)."""
         states = []
         query = dict(urllib.parse.parse_qsl(self.query, keep_blank_values=True))

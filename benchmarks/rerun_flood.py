@@ -33,7 +33,7 @@ async def flood(session: ProtocolSession, stop: asyncio.Event, sent: list[int]) 
     """Rerun requests with the session's current widgets, as fast as the socket takes them."""
     while not stop.is_set():
         try:
-            await session.ws.send(session.rerun_request())
+            await session.send_rerun()
         except Exception:  # noqa: BLE001 - a closed socket ends this flood
             return
         sent[0] += 1

@@ -118,7 +118,7 @@ async def flood_then_settle(port: int, timeout: float = 120.0) -> dict:
     start = time.monotonic()
     toggled = asyncio.create_task(student.toggle_times(3, timeout, 0.1))
     for n in range(FLOOD):
-        await flooder.ws.send(flooder.rerun_request({"residual": n < FLOOD - 1}))
+        await flooder.send_rerun({"residual": n < FLOOD - 1})
     toggles = await toggled
     while texts(flooder.finished_elements) != expected and time.monotonic() - start < timeout:
         await asyncio.sleep(0.1)
