@@ -153,8 +153,8 @@ class ProtocolSession:
     def _take_component(self, proto) -> None:
         """The instant Explorer: the view it opens on; once "the user" changed it, its state."""
         key = widget_key(proto.id)
-        if self.view is None and proto.json:
-            self.view = json.loads(proto.json).get("view")
+        if self.view is None and proto.bytes:
+            self.view = json.loads(proto.bytes).get("view")
         if key in self.remembered:
             state = WidgetState.FromString(self.remembered[key].SerializeToString())
             state.id = proto.id

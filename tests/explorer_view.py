@@ -29,7 +29,7 @@ def unpack(packed: str) -> dict:
 
 def component_data(at: AppTest) -> dict:
     (element,) = at.get("bidi_component")
-    return json.loads(element.proto.json)
+    return json.loads(element.proto.bytes)
 
 
 def view(at: AppTest) -> dict:

@@ -256,7 +256,16 @@ function forget(mount) { // the charts drawn for another sentence, language or l
   mount.kept = {};
 }
 
-export default function instantExplorer({ data, parentElement, setStateValue }) {
+const decoder = new TextDecoder();
+let last = { text: null, value: null }; // the data last parsed
+function parsed(bytes) { // the server sends the data as JSON in UTF-8 bytes, encoded once
+  const text = decoder.decode(bytes);
+  if (text !== last.text) last = { text, value: JSON.parse(text) };
+  return last.value;
+}
+
+export default function instantExplorer({ data: bytes, parentElement, setStateValue }) {
+  const data = parsed(bytes);
   let mount = mounts.get(parentElement);
   if (!mount) {
     const root = element("div", { class: "instant-explorer" });
