@@ -1,11 +1,10 @@
 """Explorer: switch the stabilisers off and watch the action token.
 
-The switches, the depth, the verdict and the three figures are the instant Explorer
-(``ui/instant_explorer.py``): they change in the browser. The sentence, the block and stage in
-focus, and the numbers below are Streamlit's, kept in step by the view the browser reports; a
-report reruns only the fragment that shows them."""
+The switches, the depth, the verdict, the three figures and the numbers of the block in focus are
+the instant Explorer (``ui/instant_explorer.py``): they change in the browser. The sentence and the
+block and stage in focus are Streamlit's, kept in step by the view the browser reports; a report
+reruns only the fragment that keeps the URL and the CSV download."""
 
-from dataclasses import replace
 from functools import partial
 
 import streamlit as st
@@ -14,21 +13,16 @@ from ui.controls import Control, ExplorerState
 from ui.examples import sentence_caption
 from ui.instant_explorer import instant_explorer
 from ui.text import Text
-from ui.views.tables import markdown_table, stage_rows
-from ui.widgets import explore_cached, explored_csv, explorer_controls, language, with_reported_view
+from ui.widgets import explored_csv, explorer_controls, language, with_reported_view
 
 t = Text(language())
 
 
 @st.fragment
 def switched(state: ExplorerState, instant: list[Control]) -> None:
-    """What the instant Explorer's view decides: the component, the URL and the numbers."""
+    """What the instant Explorer's view decides: the component, the URL and the CSV download."""
     state = with_reported_view(state, instant)
     instant_explorer(state, instant, t)
-    # The stack repeats one block: its first blocks are the shallower stack's (tests/test_readouts.py).
-    up_to_shown = explore_cached(replace(state, depth=state.shown_block))
-    st.subheader(t("explorer.numbers", block=state.shown_block))
-    st.markdown(markdown_table(stage_rows(state, up_to_shown, t)))
     st.download_button(t("download.csv"), partial(explored_csv, state), file_name="blockstab-action-token.csv",
                        mime="text/csv", key="download_csv")  # written when clicked
 

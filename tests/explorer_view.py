@@ -66,7 +66,8 @@ class Control:
 
 def shown(at: AppTest) -> dict:
     """What a browser shows for the page's view: the three figures (Plotly's JSON), the verdict,
-    whether block 1 matches the course, and the notes under the verdict."""
+    whether block 1 matches the course, the notes under the verdict and the numbers table (its
+    title, columns and rows of cells; ``None`` while the block is not yet sent)."""
     data = component_data(at)
     payload, blocks = unpack(data["payload"]), unpack(data["blocks"])
     now = view(at)
@@ -88,7 +89,8 @@ def shown(at: AppTest) -> dict:
         notes.append(texts["block_clamped"][now["depth"] - 1])
     return {"figures": {name: json.loads(fig.to_json()) for name, fig in figures.items()},
             "verdict": setting["verdicts"][now["depth"] - 1],
-            "course_match": bool(block and block["course_match"]), "notes": notes}
+            "course_match": bool(block and block["course_match"]), "notes": notes,
+            "numbers": {"title": blocks["numbers_title"], **block["numbers"]} if block else None}
 
 
 def entry(payload: dict, key: str) -> dict:

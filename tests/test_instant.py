@@ -134,7 +134,7 @@ def test_a_reported_view_moves_the_url_and_the_words_and_resends_nothing():
     state = ExplorerState(residual=False, depth=7)
     assert shown(at)["verdict"] == plain_text(verdict(state, explore(state), Text("en")))
     assert at.get("bidi_component")[0].proto.bytes == before  # one message: Streamlit sends a reference
-    assert at.subheader[0].value == Text("en")("explorer.numbers", block=1)
+    assert shown(at)["numbers"]["title"] == Text("en")("explorer.numbers", block=1)
 
 
 @pytest.mark.parametrize("hostile", [

@@ -29,7 +29,7 @@ from ui.views import explore
 from ui.views.block import block_figure
 from ui.views.depth import depth_figure, readouts_figure
 from ui.views.style import wrap
-from ui.views.tables import stage_rows
+from ui.views.tables import columns_and_rows, stage_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
@@ -162,7 +162,8 @@ def assert_page_matches(at: AppTest, state: ExplorerState, lang: str) -> None:
     assert same_data(drawn["readouts_figure"], readouts_figure(state, result, t))
     assert [len(tr["x"]) for tr in drawn["depth_figure"]["data"][:len(state.scenarios)]] == \
         [state.depth + 1] * len(state.scenarios)  # each path, to the last block
-    assert any(s.value == t("explorer.numbers", block=state.shown_block) for s in at.subheader)
+    assert shown(at)["numbers"] == {"title": t("explorer.numbers", block=state.shown_block),
+                                    **columns_and_rows(stage_rows(state, result, t))}
 
 
 # --- the default page -------------------------------------------------------------------------
@@ -185,8 +186,7 @@ def test_default_page_runs(lang):
     ends = {tuple(np.round(xy(tr)[-1], 3)) for tr in block["data"] if tr.get("legendgroup")}
     assert set(COURSE_TABLE.values()) <= ends
     assert shown(at)["course_match"]
-    assert len(tables(at)) == 1 and len(at.get("download_button")) == 1
-    assert tables(at)[0] == stage_rows(state, explore(state), t)  # the numbers table, as text
+    assert not tables(at) and len(at.get("download_button")) == 1  # the numbers table is the component's
     labels = {w.label for w in (*at.toggle, *at.radio, *at.slider)}
     labels |= {spec["label"] for spec in component_data(at)["controls"]}
     assert {t("control." + c.key) for c in CONTROLS} <= labels
@@ -236,7 +236,7 @@ def _specific(at: AppTest, key: str, t: Text, lang: str) -> None:
         assert component_data(at)["texts"]["why_link"] == t("explorer.why_link")
         assert any(tr.get("name") == t("legend.ln_target") for tr in block["data"])
     elif key == "placement":
-        column = [row[t("table.stage")] for row in tables(at)[0]]
+        column = [row[0] for row in shown(at)["numbers"]["rows"]]
         assert column == [t("stage." + s) for s in STAGES["pre"]]
     elif key == "depth":
         assert opens_with(info, lang, "verdict.stable") and "5" in info

@@ -1,11 +1,11 @@
 // The instant Explorer in the browser (issue #16). It owns: the Explorer's stabiliser switches and
 // depth (native, labelled inputs), choosing among the figures and words the server sent ahead
-// (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth), applying
-// a cut (the twin of ui/views/cut.py's apply_cut), drawing with the app's own copy of Plotly.js,
-// keeping the last figures it drew (going back to one is a swap of the drawn chart, not a redraw),
-// drawing the next depths ahead in idle time, and reporting the view back so the server can keep
-// the URL. It computes no science: every
-// number and sentence it shows was computed in Python.
+// (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth; the block
+// view and its numbers table), applying a cut (the twin of ui/views/cut.py's apply_cut), drawing
+// with the app's own copy of Plotly.js, keeping the last figures it drew (going back to one is a
+// swap of the drawn chart, not a redraw), drawing the next depths ahead in idle time, and reporting
+// the view back so the server can keep the URL. It computes no science: every number and sentence
+// it shows was computed in Python.
 
 const PLOTLY = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js";
 const ALONG_DEPTH = ["x", "y", "customdata"];
@@ -133,9 +133,29 @@ function build(root, data, mount) {
   const left = element("div");
   left.append(figures.block, course);
   pair.append(left, figures.depth);
+  const numbers = element("section", { class: "instant-numbers" });
   mount.parts = { verdict: element("p", { class: "instant-verdict", role: "status", "aria-live": "polite" }),
-                  notes: element("div", { class: "instant-notes" }), course, figures };
-  root.append(controls, mount.parts.verdict, mount.parts.notes, pair, figures.readouts);
+                  notes: element("div", { class: "instant-notes" }), course, figures, numbers };
+  root.append(controls, mount.parts.verdict, mount.parts.notes, pair, figures.readouts, numbers);
+}
+
+// The block's numbers (ui/views/tables.py stage_rows, sent with its block view) as a table: every
+// cell is text.
+function numbersTable(part, title, numbers) {
+  if (part.shows === numbers) return;
+  const head = element("tr");
+  for (const column of numbers.columns) head.append(element("th", { scope: "col" }, column));
+  const body = element("tbody");
+  for (const cells of numbers.rows) {
+    const row = element("tr");
+    cells.forEach((cell, i) => row.append(i ? element("td", {}, cell) : element("th", { scope: "row" }, cell)));
+    body.append(row);
+  }
+  const [table, thead] = [element("table"), element("thead")];
+  thead.append(head);
+  table.append(thead, body);
+  part.replaceChildren(element("h3", {}, title), table);
+  part.shows = numbers;
 }
 
 function notes(parts, data, view) {
@@ -208,7 +228,8 @@ async function draw(mount, data) {
   mount.parts.verdict.textContent = setting.verdicts[view.depth - 1];
   mount.parts.course.textContent = block && block.course_match ? data.texts.course_match : "";
   notes(mount.parts, data, view);
-  mount.parts.figures.block.classList.toggle("instant-waiting", !block);
+  if (block) numbersTable(mount.parts.numbers, mount.blocks.numbers_title, block.numbers);
+  for (const part of [mount.parts.figures.block, mount.parts.numbers]) part.classList.toggle("instant-waiting", !block);
   mount.font ??= getComputedStyle(mount.root).fontFamily; // once: reading a style forces a style pass
   await Promise.all(fresh.map(([gd, name, source]) => {
     const fig = figureOf(name, source, mount.font);

@@ -24,7 +24,7 @@ from .instant import SETTINGS, figure_json, packed, payload, sentence_and_look, 
 from .text import Text
 from .views import explore, figure_state
 from .views.block import block_figure
-from .views.tables import course_table_matches
+from .views.tables import columns_and_rows, course_table_matches, stage_rows
 
 HERE = Path(__file__).parent
 KEY = "instant_explorer"
@@ -48,15 +48,19 @@ def packed_payload(state: ExplorerState, lang: str) -> str:
 @st.cache_resource(max_entries=64, show_spinner=False)
 def packed_blocks(state: ExplorerState, lang: str) -> str:
     """Every setting's block view of ``state``'s block and stage in focus (``state``'s own
-    setting is not read), and whether it matches the course's table, packed."""
+    setting is not read), whether it matches the course's table, and the block's numbers table,
+    packed."""
+    t = Text(lang)
     settings = {}
     for setting in SETTINGS:
         inside = figure_state("block", replace(state, **setting))
         result = explore(inside)
         settings[setting_key(inside)] = {
-            "figure": figure_json(block_figure(inside, result, Text(lang))),
-            "course_match": inside.block == 1 and course_table_matches(result, inside)}
-    return packed({"block": state.block, "settings": settings})
+            "figure": figure_json(block_figure(inside, result, t)),
+            "course_match": inside.block == 1 and course_table_matches(result, inside),
+            "numbers": columns_and_rows(stage_rows(inside, result, t))}
+    return packed({"block": state.block, "numbers_title": t("explorer.numbers", block=state.block),
+                   "settings": settings})
 
 
 def reported_view() -> dict | None:

@@ -96,10 +96,10 @@ def test_projector_mode_stays_on_when_a_lesson_opens_the_explorer(new_page, app_
     shot(page, "classroom-projector-stays")
 
 
-PAGE_FIT = """() => ({page: document.scrollingElement.scrollWidth,
+TABLES = "[data-testid=stMarkdownContainer] table, .instant-numbers table"  # Markdown's, the Explorer's numbers
+PAGE_FIT = f"""() => ({{page: document.scrollingElement.scrollWidth,
   main: document.querySelector('[data-testid=stMain]').scrollWidth, width: innerWidth,
-  tables: [...document.querySelectorAll('[data-testid=stMarkdownContainer] table')]
-    .map(t => Math.round(t.getBoundingClientRect().right))})"""
+  tables: [...document.querySelectorAll('{TABLES}')].map(t => Math.round(t.getBoundingClientRect().right))}})"""
 
 
 @pytest.mark.parametrize("path", ["/", "/case", "/lab"])
@@ -109,12 +109,13 @@ def test_on_a_phone_tables_stay_on_the_screen(new_page, app_url, path, lang, loc
     breaks a vector or a Chinese word over two lines. The Explorer says where its controls are."""
     page = new_page(width=390, height=844, locale=locale)
     open_app(page, f"{app_url}{path}?lang={lang}", charts=path != "/lab")
-    page.wait_for_selector("[data-testid=stMarkdownContainer] table")
+    page.wait_for_selector(TABLES)
     assert_healthy(page)
     fit = page.evaluate(PAGE_FIT)
     assert fit["page"] <= fit["width"] and fit["main"] <= fit["width"], fit
     assert all(right <= fit["width"] for right in fit["tables"]), fit
-    wrapped = page.evaluate("""() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]
+    cells = TABLES.replace(" table", " td")
+    wrapped = page.evaluate(f"""() => [...document.querySelectorAll('{cells}')]
       .filter(td => td.getClientRects().length && td.getBoundingClientRect().height > 2.2 * parseFloat(
         getComputedStyle(td).lineHeight || 20)).map(td => td.textContent)""")
     assert wrapped == []

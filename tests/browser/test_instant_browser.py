@@ -1,7 +1,7 @@
 """The instant Explorer in real Chromium (issue #16): every switch and the depth change all three
-charts to the engine's numbers without the server (it is paused while they change), by mouse and by
-keyboard; a reload, a shared link and a teacher's show= link restore the view; projector mode and
-Chinese; and a report-back rerun never fades the figures."""
+charts and the numbers table to the engine's numbers without the server (it is paused while they
+change), by mouse and by keyboard; a reload, a shared link and a teacher's show= link restore the
+view; projector mode and Chinese; and a report-back rerun never fades the figures."""
 
 import os
 import signal
@@ -30,17 +30,26 @@ from ui.verdicts import verdict
 from ui.views import explore, figure_state
 from ui.views.block import block_figure
 from ui.views.depth import depth_figure, readouts_figure
-from ui.views.tables import stage_csv
+from ui.views.tables import columns_and_rows, stage_csv, stage_rows
 
 pytestmark = pytest.mark.browser
 CHARTS = "(() => {" + READ_CHART + "return [0, 1, 2].map(readChart); })()"
 DRAWN_TEXT = """() => [...document.querySelectorAll('.instant-depth .textpoint text')].map(t => t.textContent)"""
 
 
+NUMBERS = """() => { const part = document.querySelector('.instant-numbers');
+  const texts = (cells) => [...cells].map((cell) => cell.textContent);
+  return {title: part.querySelector('h3').textContent, columns: texts(part.querySelectorAll('thead th')),
+          rows: [...part.querySelectorAll('tbody tr')].map((row) => texts(row.children))}; }"""
+
+
 def assert_shows(page, state: ExplorerState, lang: str = "en") -> None:
-    """The three charts draw what the view functions draw for ``state``, and the verdict is its own."""
+    """The three charts draw what the view functions draw for ``state``, the verdict is its own and
+    the numbers table is its block's."""
     t, result = Text(lang), explore(state)
     inside = figure_state("block", state)
+    assert page.evaluate(NUMBERS) == {"title": t("explorer.numbers", block=state.shown_block),
+                                      **columns_and_rows(stage_rows(inside, explore(inside), t))}
     expected = (block_figure(inside, explore(inside), t), depth_figure(state, result, t),
                 readouts_figure(state, result, t))
     for drawn, fig in zip(page.evaluate(CHARTS), expected, strict=True):

@@ -43,6 +43,11 @@ def stage_rows(state: ExplorerState, result: Exploration, t: Text) -> list[dict]
     return rows
 
 
+def columns_and_rows(rows: list[dict]) -> dict:
+    """Rows (column -> text) as a table a browser draws: its column names and each row's cells."""
+    return {"columns": list(rows[0]) if rows else [], "rows": [list(row.values()) for row in rows]}
+
+
 def markdown_table(rows: list[dict]) -> str:
     """Rows (column -> text) as a Markdown table. ``st.markdown`` draws it with the page's own
     fonts (so projector mode scales it) and without the 1.7 MB of data-grid JavaScript that
