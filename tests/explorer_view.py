@@ -66,7 +66,8 @@ class Control:
 
 def shown(at: AppTest) -> dict:
     """What a browser shows for the page's view: the three figures (Plotly's JSON), the verdict,
-    whether block 1 matches the course, the notes under the verdict and the numbers table (its
+    whether block 1 matches the course, the notes under the verdict (in projector mode the LayerNorm
+    caveat is in the verdict's box instead) and the numbers table (its
     title, columns and rows of cells; ``None`` while the block is not yet sent)."""
     data = component_data(at)
     payload, blocks = unpack(data["payload"]), unpack(data["blocks"])
@@ -81,14 +82,14 @@ def shown(at: AppTest) -> dict:
         figures["block_figure"] = go.Figure(block["figure"])
     texts = data["texts"]
     notes = []
-    if now["norm"] and now["norm_kind"] == "layernorm":
-        notes.append(texts["layernorm_2d"])
-    elif now["norm"] and not data["projector"]:
-        notes.append(texts["rmsnorm_note"])
+    layernorm = now["norm"] and now["norm_kind"] == "layernorm"
+    if now["norm"] and not data["projector"]:
+        notes.append(texts["layernorm_2d" if layernorm else "rmsnorm_note"])
     if data["block"] > now["depth"]:
         notes.append(texts["block_clamped"][now["depth"] - 1])
     return {"figures": {name: json.loads(fig.to_json()) for name, fig in figures.items()},
             "verdict": setting["verdicts"][now["depth"] - 1],
+            "caveat": texts["layernorm_2d"] if layernorm and data["projector"] else None,  # in the verdict's box
             "course_match": bool(block and block["course_match"]), "notes": notes,
             "numbers": {"title": blocks["numbers_title"], **block["numbers"]} if block else None}
 

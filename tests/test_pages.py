@@ -365,6 +365,16 @@ def test_geometry_page_runs(lang):
     assert [p.proto.label for p in at.get("page_link")] == [t("geometry.back")]
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_in_projector_mode_the_layernorm_caveat_is_in_the_verdicts_box(lang):
+    """No warning box and link under the verdict (the figures stay on a 1280x720 screen): the 2-D
+    caveat follows the verdict in its box."""
+    at = run_app(lang=lang, projector="true", norm_kind="layernorm")
+    assert not at.exception
+    assert shown(at)["notes"] == [] and shown(at)["caveat"] == Text(lang)("explorer.layernorm_2d_short")
+    assert shown(run_app(lang=lang, projector="true"))["caveat"] is None
+
+
 def test_geometry_page_is_reached_from_the_layernorm_warning():
     at = run_app(lang="en")
     widget(at, "norm_kind").set_value("layernorm")

@@ -105,7 +105,9 @@ def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, opened_o
                                         focus=state.focus), t.lang),
         "block": state.block,
         "controls": [_spec(c, t) for c in controls],
-        "texts": {"controls": t("explorer.controls"), "layernorm_2d": t("explorer.layernorm_2d"),
+        "texts": {"controls": t("explorer.controls"),
+                  # projector mode: a line in the verdict's box, so the figures stay on the screen
+                  "layernorm_2d": t("explorer.layernorm_2d_short") if state.projector else t("explorer.layernorm_2d"),
                   "why_link": t("explorer.why_link"), "why_href": "/geometry?" + urlencode({"lang": t.lang}),
                   "rmsnorm_note": t("explorer.rmsnorm_note"), "course_match": t("explorer.course_match"),
                   # by depth, for each depth below the block in focus (which then shows its last block)

@@ -347,6 +347,7 @@ MEASURE = """() => {
   return {
     scrollWidth: document.scrollingElement.scrollWidth, innerWidth, innerHeight,
     mainScrollWidth: main.scrollWidth, mainClientWidth: main.clientWidth,
+    verdict: document.querySelector('.instant-verdict').textContent,
     charts: [...document.querySelectorAll('.js-plotly-plot')].map(box),
     titles: [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
       const title = gd.querySelector('.gtitle');
@@ -366,22 +367,26 @@ def _size_lang():
     return pytest.mark.parametrize("width,height,lang", params)
 
 
-def _projector(new_page, app_url, width, height, lang):
-    """Open projector mode once per size and language; later tests reuse the measurement."""
-    key = (width, height, lang)
+def _projector(new_page, app_url, width, height, lang, view=""):
+    """Open projector mode (on ``view``, URL parameters) once per size and language; later tests
+    reuse the measurement."""
+    key = (width, height, lang, view)
     if key not in _measured:
         page = new_page(width=width, height=height)
-        open_app(page, f"{app_url}/?projector=true&lang={lang}")
+        open_app(page, f"{app_url}/?projector=true&lang={lang}{view and '&' + view}")
         assert_healthy(page)
         assert page.get_by_role("switch", name=Text(lang)("control.projector")).is_checked()
         _measured[key] = page.evaluate(MEASURE)
-        shot(page, f"projector-{width}x{height}-{lang}")
+        shot(page, f"projector-{width}x{height}-{lang}{view and '-' + view.replace('=', '-')}")
     return _measured[key]
 
 
+@pytest.mark.parametrize("view", ["", "norm_kind=layernorm"])  # LayerNorm adds its 2-D warning and link
 @_size_lang()
-def test_projector_mode_fits_the_screen(new_page, app_url, width, height, lang):
-    m = _projector(new_page, app_url, width, height, lang)
+def test_projector_mode_fits_the_screen(new_page, app_url, width, height, lang, view):
+    m = _projector(new_page, app_url, width, height, lang, view)
+    if view:  # its 2-D caveat, in the verdict's box
+        assert m["verdict"].endswith(" " + Text(lang)("explorer.layernorm_2d_short")), m["verdict"]
     assert m["scrollWidth"] <= m["innerWidth"], m
     assert m["mainScrollWidth"] <= m["mainClientWidth"], m
     for left, top, right, bottom in m["charts"][:2]:  # the block and depth figures (README: what fits)
