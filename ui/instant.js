@@ -158,14 +158,20 @@ function numbersTable(part, title, numbers) {
   part.shows = numbers;
 }
 
+// What the verdict's box ends with and the notes under it: LayerNorm's 2-D warning and its link (in
+// projector mode, with no room for them, its short caveat ends the verdict's box, so the figures stay
+// on the screen), RMSNorm's note, and the block shown when the stack is shallower than the one in focus.
 function notes(parts, data, view) {
   const texts = data.texts;
   const lines = [];
-  if (view.norm && view.norm_kind === "layernorm" && !data.projector) { // projector: in the verdict's box
+  const layernorm = view.norm && view.norm_kind === "layernorm";
+  if (layernorm && data.projector) {
+    parts.verdict.append(" ", element("span", { class: "instant-caveat" }, texts.layernorm_2d));
+  } else if (layernorm) {
     const link = element("p", { class: "instant-note" });
     link.append(element("a", { href: texts.why_href, target: "_self" }, texts.why_link));
     lines.push(element("p", { class: "instant-warning", role: "note" }, texts.layernorm_2d), link);
-  } else if (view.norm && view.norm_kind !== "layernorm" && !data.projector) {
+  } else if (view.norm && !data.projector) {
     lines.push(element("p", { class: "instant-note" }, texts.rmsnorm_note));
   }
   if (data.block > view.depth) lines.push(element("p", { class: "instant-note" }, texts.block_clamped[view.depth - 1]));
@@ -226,9 +232,6 @@ async function draw(mount, data) {
     if (gd) fresh.push([gd, name, source]);
   }
   mount.parts.verdict.textContent = setting.verdicts[view.depth - 1];
-  if (data.projector && view.norm && view.norm_kind === "layernorm") { // no room for a box: the figures stay on screen
-    mount.parts.verdict.append(" ", element("span", { class: "instant-caveat" }, data.texts.layernorm_2d));
-  }
   mount.parts.course.textContent = block && block.course_match ? data.texts.course_match : "";
   notes(mount.parts, data, view);
   if (block) numbersTable(mount.parts.numbers, mount.blocks.numbers_title, block.numbers);

@@ -226,10 +226,11 @@ def render_control(control: Control, t: Text, compact: bool = False, example: Sc
 def _write_to_url(control: Control, value) -> None:
     """Keep a language-neutral id in the URL; a default value leaves the URL clean. Each write
     sends the browser a message, so a value already there is not written again."""
+    text = control.format(value)
     if value == control.default:
         st.query_params.pop(control.key, None)
-    elif st.query_params.get(control.key) != control.format(value):
-        st.query_params[control.key] = control.format(value)
+    elif st.query_params.get(control.key) != text:
+        st.query_params[control.key] = text
 
 
 def url_value(control: Control):
