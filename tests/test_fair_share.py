@@ -101,9 +101,12 @@ def test_a_connection_s_messages_are_read_a_burst_at_once_then_at_the_rate():
     assert reads[7] - reads[4] >= 0.25  # three reads past the burst: a token every 0.1 s each
 
 
-def texts(elements) -> list[str]:
-    """The run's Markdown, in any order (elements may arrive in another order than they show)."""
-    return sorted(e.markdown.body for e in elements if e.WhichOneof("type") == "markdown")
+def shows(session: ProtocolSession) -> tuple[list[str], str]:
+    """What the session's last finished run shows: its Markdown, in any order (elements may arrive
+    in another order than they show), and the link the server wrote (the Explorer's switches are
+    drawn in the browser: the link is where the server shows which state it ran)."""
+    markdown = [e.markdown.body for e in session.finished_elements if e.WhichOneof("type") == "markdown"]
+    return sorted(markdown), session.query
 
 
 async def flood_then_settle(port: int, timeout: float = 120.0) -> dict:
@@ -114,17 +117,17 @@ async def flood_then_settle(port: int, timeout: float = 120.0) -> dict:
     for session in (flooder, student, reference):
         await session.connect(timeout=60)
     await reference.rerun({"residual": False}, timeout=60)
-    expected = texts(reference.finished_elements)
+    expected = shows(reference)
     start = time.monotonic()
     toggled = asyncio.create_task(student.toggle_times(3, timeout, 0.1))
     for n in range(FLOOD):
         await flooder.send_rerun({"residual": n < FLOOD - 1})
     toggles = await toggled
-    while texts(flooder.finished_elements) != expected and time.monotonic() - start < timeout:
+    while shows(flooder) != expected and time.monotonic() - start < timeout:
         await asyncio.sleep(0.1)
     seconds = time.monotonic() - start
     await asyncio.sleep(2.0 / SHARED_RERUNS_PER_SECOND)
-    result = {"seconds": seconds, "toggles": len(toggles), "last_applied": texts(flooder.finished_elements) == expected}
+    result = {"seconds": seconds, "toggles": len(toggles), "last_applied": shows(flooder) == expected}
     for session in (flooder, student, reference):
         await session.close()
     return result
