@@ -18,6 +18,7 @@ from ui.controls import MAX_EXPLORER_DEPTH, STAGE_FOCUS, ExplorerState
 from ui.instant import SETTINGS
 from ui.text import Text
 from ui.views import explore
+from ui.views.block import block_cut, block_figure, block_frame
 from ui.views.cut import apply_cut
 from ui.views.depth import (
     AXIS_ROOM,
@@ -96,6 +97,36 @@ def test_the_numbers_table_from_the_shown_blocks_own_depth_is_the_deep_runs(sett
     t = Text(lang)
     shallow = explore(replace(state, depth=state.shown_block))
     assert stage_rows(state, shallow, t) == stage_rows(state, explore(state), t)
+
+
+@settings(max_examples=40, deadline=None)
+@given(setting=st.sampled_from(SETTINGS), block=st.integers(1, MAX_EXPLORER_DEPTH), focus=st.sampled_from(STAGE_FOCUS),
+       extra=st.integers(0, 9), lang=st.sampled_from(("en", "zh")), projector=st.booleans(), phone=st.booleans(),
+       scenario=st.sampled_from(("both", "confirmed", "not_confirmed")), example=st.sampled_from(sorted(PRESETS)))
+def test_the_block_view_is_its_frame_with_the_cut_of_a_deeper_run(setting, block, focus, extra, lang, projector, phone,
+                                                                   scenario, example):
+    """The block view a browser draws from what is sent ahead (the setting's frame and the cut of
+    the block and stage in focus, from a run as deep as the last of the ten blocks sent) is the
+    one the view draws from a run as deep as the block."""
+    state = ExplorerState(block=block, depth=block, focus=focus, projector=projector, phone=phone, scenario=scenario,
+                          example=PRESETS[example], **setting)
+    t = Text(lang)
+    deeper = replace(state, depth=min(block + extra, MAX_EXPLORER_DEPTH))
+    cut = block_cut(deeper, explore(deeper), t)
+    json.dumps(cut)  # plain numbers and text
+    assert plain(apply_cut(block_frame(state, t), cut)) == plain(block_figure(state, explore(state), t))
+
+
+@pytest.mark.parametrize("focus", STAGE_FOCUS)
+def test_a_block_cut_draws_the_stages_up_to_the_one_in_focus(focus):
+    """The cut adds one arrow per stage from the block's input up to the stage in focus, for each
+    sentence; only the arrows in focus are in the legend, and only they carry a value."""
+    state = ExplorerState(block=2, focus=focus)
+    cut = block_cut(state, explore(state), Text("en"))
+    upto = STAGE_FOCUS.index(focus) + 2  # the input's arrow, and each stage's
+    assert len(cut["traces"]) == 2 * upto
+    assert [trace["showlegend"] for trace in cut["traces"]] == ([False] * (upto - 1) + [True]) * 2
+    assert len([note for note in cut["notes"] if note.get("xref") != "paper"]) == 2
 
 
 def test_the_full_view_is_its_own_deepest_cut_with_the_animation():

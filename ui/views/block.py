@@ -14,6 +14,7 @@ from ..controls import ExplorerState
 from ..examples import plotly_text, side_name, token_labels
 from ..numbers import vector_text
 from ..text import Text
+from .cut import apply_cut
 from .exploration import Exploration
 from .labels import label_positions, legend_below, plane_frame, segment_boxes
 from .style import (
@@ -27,6 +28,7 @@ from .style import (
     plane_reach,
     style,
     text_colour,
+    title_pad,
     top_margin,
     wrap,
 )
@@ -89,9 +91,15 @@ def memory_note(state: ExplorerState, trace: Trace, t: Text) -> str:
 
 
 def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:
-    """Inside one block: the action token's arrows stage by stage, for each scenario."""
+    """Inside one block: the action token's arrows stage by stage, for each scenario (the frame
+    every block and stage shares, with the block and stage in focus cut into it)."""
+    return apply_cut(block_frame(state, t), block_cut(state, result, t))
+
+
+def block_frame(state: ExplorerState, t: Text) -> go.Figure:
+    """What the block view keeps from block to block and stage to stage: the normalization's
+    target, the layout and the axes' names (their reach is the cut's)."""
     s = style(state)
-    cfg = result.trace.config
     fig = go.Figure()
     if state.norm_used == "rmsnorm":
         circle = rmsnorm_circle()
@@ -101,50 +109,67 @@ def block_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figur
         pts = layernorm_points_2d()
         fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers", name=t("legend.ln_target"),
                                  marker={"color": TARGET, "size": s["marker"] + 6, "symbol": "x"}))
-    ends = [np.zeros(2)]
-    tips = {}  # stage -> [(tip, value, colour)] of each sentence
+    layout(fig, state, t, "")
+    plane_axes(fig, t, np.zeros((1, 2)), state.example)
+    return fig
+
+
+def block_cut(state: ExplorerState, result: Exploration, t: Text) -> dict:
+    """The block and stage in focus as a cut of :func:`block_frame` (``ui.views.cut``, plain data):
+    the arrows up to the stage in focus (the one in focus drawn solid, with its values), the title,
+    the axes' reach, the feed-forward memory's note and the legend's place."""
+    s = style(state)
+    cfg = result.trace.config
+    traces, ends, tips = [], [np.zeros(2)], {}  # tips: stage -> [(tip, value, colour)] of each sentence
     for row, scenario in enumerate(state.scenarios):
         colour = SCENARIO_COLOURS[scenario]
         for stage, start, end in stage_segments(state, result.trace, row):
             focused = stage == state.focus
             label = f"{plotly_text(side_name(state.example, scenario, t))} · {stage_label(stage, cfg, t)}"
-            fig.add_trace(go.Scatter(
-                x=[start[0], end[0]], y=[start[1], end[1]], mode="lines+markers",
-                name=label, legendgroup=scenario, showlegend=focused,
-                line={"color": colour, "width": s["line"] * (1.6 if focused else 0.6),
-                      "dash": "solid" if focused else "dot"},
-                marker={"size": [0, s["marker"] if focused else s["marker"] / 2], "color": colour},
-                meta=label, hovertemplate="%{meta}<br>[%{x:.3f}, %{y:.3f}]<extra></extra>",
-            ))
+            traces.append({
+                "type": "scatter", "x": [float(start[0]), float(end[0])], "y": [float(start[1]), float(end[1])],
+                "mode": "lines+markers", "name": label, "legendgroup": scenario, "showlegend": focused,
+                "line": {"color": colour, "width": s["line"] * (1.6 if focused else 0.6),
+                         "dash": "solid" if focused else "dot"},
+                "marker": {"size": [0, s["marker"] if focused else s["marker"] / 2], "color": colour},
+                "meta": label, "hovertemplate": "%{meta}<br>[%{x:.3f}, %{y:.3f}]<extra></extra>",
+            })
             if focused:  # one value per sentence: more would print over each other on a small chart
                 value = result.trace.values[state.shown_block - 1, cfg.stages.index(stage), row, state.example.action]
                 tips.setdefault(stage, []).append((end, vector_text(value), colour))
             ends += [start, end]
-    _value_labels(fig, tips, s["font"])
-    title = t("fig.block.title", block=state.shown_block, stage=stage_label(state.focus, cfg, t))
-    layout(fig, state, t, title)
-    plane_axes(fig, t, np.array(ends), state.example)
+    notes = _value_labels(tips, s["font"])
+    title = wrap(t("fig.block.title", block=state.shown_block, stage=stage_label(state.focus, cfg, t)))
+    top, height = top_margin(state, title), s["height"]
     if state.focus == "feed_forward":  # above the plane, under the title: it never hides an arrow's value
         note = memory_note(state, result.trace, t)
-        fig.add_annotation(text=note, xref="paper", yref="paper", x=0, y=1, yshift=6, xanchor="left",
-                           yanchor="bottom", showarrow=False, align="left", font={"size": s["font"] - 2, "color": INK})
-        fig.update_layout(margin={"t": fig.layout.margin.t + int(1.35 * (s["font"] - 2) * (note.count("<br>") + 1))},
-                          height=fig.layout.height + int(1.35 * (s["font"] - 2) * (note.count("<br>") + 1)))
-    legend_below(fig, state)
-    return fig
+        notes.append({"text": note, "xref": "paper", "yref": "paper", "x": 0, "y": 1, "yshift": 6, "xanchor": "left",
+                      "yanchor": "bottom", "showarrow": False, "align": "left",
+                      "font": {"size": s["font"] - 2, "color": INK}})
+        lines = int(1.35 * (s["font"] - 2) * (note.count("<br>") + 1))
+        top, height = top + lines, height + lines
+    reach = plane_reach(np.array(ends))
+    target = {"rmsnorm": [t("legend.rms_target")], "layernorm": [t("legend.ln_target")]}.get(state.norm_used, [])
+    legend = legend_below(target + [trace["name"] for trace in traces if trace["showlegend"]], height, top, state)
+    return {"traces": traces, "notes": notes,
+            "layout": {"title": {"text": title, "pad": {"t": title_pad(state, title)}}, "height": height,
+                       "margin": {"t": top, **legend["margin"]}, "legend": legend["legend"],
+                       "xaxis": {"range": [-reach, reach]}, "yaxis": {"range": [-reach, reach]}}}
 
 
-def _value_labels(fig: go.Figure, tips: dict, font: int) -> None:
+def _value_labels(tips: dict, font: int) -> list[dict]:
     """Each value beside its arrow's tip, towards the chart's middle (never past its edge); of one
     stage's two sentences the higher tip is labelled above it, the lower one below."""
+    notes = []
     for labels in tips.values():
         highest = max(end[1] for end, _, _ in labels)
         for end, text, colour in labels:
             above = end[1] >= highest
-            fig.add_annotation(x=end[0], y=end[1], text=text, showarrow=False, bgcolor="rgba(255,255,255,0.8)",
-                               xanchor="right" if end[0] > 0 else "left", yanchor="bottom" if above else "top",
-                               xshift=-6 if end[0] > 0 else 6, yshift=4 if above else -4,
-                               font={"color": text_colour(colour), "size": font})
+            notes.append({"x": float(end[0]), "y": float(end[1]), "text": text, "showarrow": False,
+                          "bgcolor": "rgba(255,255,255,0.8)", "xanchor": "right" if end[0] > 0 else "left",
+                          "yanchor": "bottom" if above else "top", "xshift": -6 if end[0] > 0 else 6,
+                          "yshift": 4 if above else -4, "font": {"color": text_colour(colour), "size": font}})
+    return notes
 
 
 def tokens_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figure:

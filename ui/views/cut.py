@@ -11,6 +11,9 @@ A cut is plain JSON-able data::
 
     {"points": n + 1, "along": [trace indices], "data": {index: trace update},
      "layout": layout update, "notes": [annotations to add]}
+
+The block view is drawn the same way (``ui.views.block``): a frame every block and stage shares and
+a cut that adds the arrows of the block and stage in focus (``"traces"``, the other keys absent).
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ ALONG_DEPTH = ("x", "y", "customdata")  # a trace's arrays indexed by block (and
 
 def apply_cut(fig: go.Figure, cut: dict) -> go.Figure:
     """``fig`` (every block) cut to ``cut["points"]`` blocks, in place: the ``along`` traces keep
-    their first points, ``data`` updates traces by index, ``layout`` the layout (nested dicts are
-    merged, lists replaced) and ``notes`` are added after the figure's own annotations."""
-    points = cut["points"]
-    for index in cut["along"]:
+    their first points, ``data`` updates traces by index, ``traces`` are added after the figure's
+    own, ``layout`` updates the layout (nested dicts are merged, lists replaced) and ``notes`` are
+    added after the figure's own annotations."""
+    points = cut.get("points")
+    for index in cut.get("along", ()):
         trace = fig.data[index]
         longer = {key: trace[key][:points] for key in ALONG_DEPTH
                   if trace[key] is not None and len(trace[key]) > points}
@@ -34,8 +38,9 @@ def apply_cut(fig: go.Figure, cut: dict) -> go.Figure:
             trace.update(longer)
         if isinstance(trace.marker.color, (tuple, list, np.ndarray)) and len(trace.marker.color) > points:
             trace.marker.color = trace.marker.color[:points]
-    for index, update in cut["data"].items():
+    for index, update in cut.get("data", {}).items():
         fig.data[int(index)].update(update)
+    fig.add_traces(cut.get("traces", []))
     fig.update_layout(cut["layout"])
     for note in cut["notes"]:
         fig.add_annotation(note)

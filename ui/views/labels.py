@@ -152,14 +152,13 @@ def legend_rows(names: list[str], font: float, width: float) -> int:
     return rows
 
 
-def legend_below(fig, state: ExplorerState) -> None:
-    """The figure's horizontal legend just under its x axis's title, in a bottom margin that holds
-    all its rows at the narrowest width the app draws it: placed from pixels, so a taller title or
+def legend_below(names: list[str], height: int, top: int, state: ExplorerState) -> dict:
+    """The layout that puts a horizontal legend of ``names`` just under a plot's x axis's title, in
+    a bottom margin that holds all its rows at the narrowest width the app draws it (the figure
+    ``height`` px high, ``top`` px of it above the plot): placed from pixels, so a taller title or
     note (a lower plot) never lifts it onto the axis title, and Plotly never grows the margin."""
     font = style(state)["font"]
-    names = [trace.name for trace in fig.data if trace.showlegend is not False and trace.name]
     width = LEGEND_WIDTH["projector" if state.projector else "phone" if state.phone else "desktop"]
     axis = int(AXIS_ROOM * font) + 4
     bottom = axis + int(legend_rows(names, font, width) * LEGEND_ROW * font) + 8
-    plot = fig.layout.height - fig.layout.margin.t - bottom
-    fig.update_layout(margin={"b": bottom}, legend={"y": -axis / plot, "yanchor": "top"})
+    return {"margin": {"b": bottom}, "legend": {"y": -axis / (height - top - bottom), "yanchor": "top"}}
