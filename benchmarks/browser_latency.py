@@ -18,7 +18,8 @@ headless) and drives Debian's headless Chromium. Chromium resolves no host but l
     time, so a switch back and a step along depth at this pace are swaps. Ours alone: ``residual_new``,
     a residual switch right after a jump to a depth far from any drawn (charts never drawn, while
     the depths beside the jump are being drawn ahead), and ``depth_hold``, depth +1 steps with no
-    pause (a held arrow key outrunning the drawing ahead).
+    pause (a held arrow key outrunning the drawing ahead); ``stage``, the stage in focus switched
+    between two, and ``block_alt``, the block in focus +-1 (both change the block view only).
 (b) scrub: the tour's 'Across depth' chart's Plotly slider, a click on its rail, and the same
     ``Plotly.animate`` call the slider makes, to the 'now' marker moving (no server involved). The
     Explorer's own switches and depth change its figures in the browser too (issue #16): part (a).
@@ -45,8 +46,8 @@ import harness as h  # noqa: E402
 LOCAL_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"
 OURS_PAGES = ["/", "/walk", "/case", "/practice", "/geometry", "/teach"]
 PAUSE_S = 0.25  # between two interactions, so each starts from an idle page
-KINDS = ["residual", "residual_new", "norm", "placement", "depth_alt", "depth_walk", "depth_hold"]
-OURS_ONLY = ("residual_new", "depth_hold")
+KINDS = ["residual", "residual_new", "norm", "placement", "depth_alt", "depth_walk", "depth_hold", "stage", "block_alt"]
+OURS_ONLY = ("residual_new", "depth_hold", "stage", "block_alt")
 FAR_DEPTHS = [2 + (37 * i) % 97 for i in range(97)]  # 2..98, consecutive ones at least 11 apart
 SET_DEPTH = """n => { const r = document.querySelector('#instant-depth'); r.value = String(n);
   r.dispatchEvent(new Event('input', {bubbles: true})); r.dispatchEvent(new Event('change', {bubbles: true})); }"""
@@ -89,14 +90,16 @@ class App:
             _, switch = self.action("residual", i)
             depth = FAR_DEPTHS[i % len(FAR_DEPTHS)]
             return lambda: (page.evaluate(SET_DEPTH, depth), page.wait_for_function(DEPTH_DRAWN)), switch
-        if kind in ("residual", "norm", "placement"):
-            label = self.labels[kind] if kind != "placement" else self.labels["placement"][i % 2]
-            target = page.get_by_text(label, exact=True)
+        if kind in ("residual", "norm", "placement", "stage"):
+            label = self.labels[kind] if kind in ("residual", "norm") else self.labels[kind][i % 2]
+            where = page.locator(".instant-block-controls" if kind == "stage" else "body")
+            target = where.get_by_text(label, exact=True)
             return target.scroll_into_view_if_needed, target.click
-        label = json.dumps(self.labels["depth"])  # the slider thumb: a range input (implicit role slider)
+        # the slider thumb: a range input (implicit role slider)
+        label = json.dumps(self.labels["block" if kind == "block_alt" else "depth"])
         slider = page.locator(f"[role=slider][aria-label={label}], input[type=range][aria-label={label}]").first
         key = "ArrowRight" if kind in ("depth_walk", "depth_hold") or i % 2 == 0 else "ArrowLeft"
-        return slider.focus, lambda: page.keyboard.press(key)
+        return lambda: (slider.scroll_into_view_if_needed(), slider.focus()), lambda: page.keyboard.press(key)
 
     def exceptions(self) -> int:
         return self.page.locator(h.EXCEPTION).count()
@@ -353,7 +356,9 @@ def main() -> None:
         browser = p.chromium.launch(executable_path=h.CHROMIUM, args=[*h.CHROMIUM_ARGS, LOCAL_ONLY])
         ours = App("ours", ours_url, {"residual": en["control.residual"], "norm": en["control.norm"],
                                       "placement": (en["option.placement.pre"], en["option.placement.post"]),
-                                      "depth": en["control.depth"]}, browser)
+                                      "depth": en["control.depth"], "block": en["control.block"],
+                                      "stage": (en["option.focus.feed_forward"],
+                                                en["option.focus.attention_residual"])}, browser)
         base = App("baseline", base_url, {"residual": "Residual", "depth": "Depth"}, browser)
         if "widgets" in parts:
             spy = start_profiler(ours_server.pid, args.profile / "ours-widgets.txt") if args.profile else None

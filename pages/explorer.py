@@ -1,9 +1,10 @@
 """Explorer: switch the stabilisers off and watch the action token.
 
-The switches, the depth, the verdict, the three figures and the numbers of the block in focus are
-the instant Explorer (``ui/instant_explorer.py``): they change in the browser. The sentence and the
-block and stage in focus are Streamlit's, kept in step by the view the browser reports; a report
-reruns only the fragment that keeps the URL and the CSV download."""
+The switches, the depth, the block and stage in focus, the verdict, the three figures and the
+numbers of the block in focus are the instant Explorer (``ui/instant_explorer.py``): they change in
+the browser. The sentence is Streamlit's; the page keeps the URL in step with the view the browser
+reports, and a report reruns only the fragment that keeps the URL and the CSV download (and sends
+the block views of another ten blocks when the block in focus leaves the ten sent)"""
 
 from functools import partial
 

@@ -65,33 +65,35 @@ class Control:
 
 
 def shown(at: AppTest) -> dict:
-    """What a browser shows for the page's view: the three figures (Plotly's JSON), the verdict,
-    whether block 1 matches the course, the notes under the verdict (in projector mode the LayerNorm
-    caveat is in the verdict's box instead) and the numbers table (its
-    title, columns and rows of cells; ``None`` while the block is not yet sent)."""
+    """What a browser shows for the page's view: the three figures (Plotly's JSON; the block view
+    while its block is among those sent), the verdict, whether block 1 matches the course, the
+    notes under the verdict (in projector mode the LayerNorm caveat is in the verdict's box
+    instead) and the numbers table (its title, columns and rows of cells; ``None`` while the block
+    is not yet sent)."""
     data = component_data(at)
     payload, blocks = unpack(data["payload"]), unpack(data["blocks"])
     now = view(at)
     key = setting_key_of(now)
     setting = entry(payload, key)
     depth_cut, readouts_cut = setting["cuts"][now["depth"] - 1]
-    block = blocks["settings"][key] if blocks["block"] == min(data["block"], now["depth"]) else None
+    sent, at_block = blocks["settings"][key], min(now["block"], now["depth"]) - blocks["first"]
+    block = sent["blocks"][at_block] if 0 <= at_block < len(sent["blocks"]) else None
     figures = {"depth_figure": apply_cut(go.Figure(setting["depth"]), depth_cut),
                "readouts_figure": apply_cut(go.Figure(setting["readouts"]), readouts_cut)}
     if block:
-        figures["block_figure"] = go.Figure(block["figure"])
+        figures["block_figure"] = apply_cut(go.Figure(setting["block"]), block["stages"][now["focus"]])
     texts = data["texts"]
     notes = []
     layernorm = now["norm"] and now["norm_kind"] == "layernorm"
     if now["norm"] and not data["projector"]:
         notes.append(texts["layernorm_2d" if layernorm else "rmsnorm_note"])
-    if data["block"] > now["depth"]:
-        notes.append(texts["block_clamped"][now["depth"] - 1])
+    if now["block"] > now["depth"]:
+        notes.append(texts["block_clamped"].format(block=now["block"], depth=now["depth"]))
     return {"figures": {name: json.loads(fig.to_json()) for name, fig in figures.items()},
             "verdict": setting["verdicts"][now["depth"] - 1],
             "caveat": texts["layernorm_2d"] if layernorm and data["projector"] else None,  # in the verdict's box
             "course_match": bool(block and block["course_match"]), "notes": notes,
-            "numbers": {"title": blocks["numbers_title"], **block["numbers"]} if block else None}
+            "numbers": {"title": blocks["numbers_titles"][at_block], **block["numbers"]} if block else None}
 
 
 def entry(payload: dict, key: str) -> dict:

@@ -35,6 +35,7 @@ class Control:
     high: int = 0
     primary: bool = False  # shown above the figures in projector mode
     instant: bool = False  # drawn by the instant Explorer in the browser (ui/instant.js), not by Streamlit
+    under_block: bool = False  # the instant Explorer draws it under the block view, whose block or stage it picks
 
     def parse(self, raw: str):
         """The typed value for a URL string, or ``None`` when the string is not allowed."""
@@ -85,8 +86,8 @@ CONTROLS = (
     Control("norm_kind", "choice", "rmsnorm", ("rmsnorm", "layernorm"), instant=True),
     Control("placement", "choice", "post", ("post", "pre"), instant=True),
     Control("depth", "int", 24, low=1, high=MAX_EXPLORER_DEPTH, primary=True, instant=True),
-    Control("block", "int", 1, low=1, high=MAX_EXPLORER_DEPTH),
-    Control("focus", "choice", "attention_residual", STAGE_FOCUS),
+    Control("block", "int", 1, low=1, high=MAX_EXPLORER_DEPTH, instant=True, under_block=True),
+    Control("focus", "choice", "attention_residual", STAGE_FOCUS, instant=True, under_block=True),
 )
 # Shown on every page by the router; ``lang`` defaults to the browser's language.
 APP_CONTROLS = (

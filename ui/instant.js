@@ -1,10 +1,12 @@
 // The instant Explorer in the browser (issue #16). It owns: the Explorer's stabiliser switches and
 // depth (native, labelled inputs), choosing among the figures and words the server sent ahead
-// (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth; the block
-// view and its numbers table), applying a cut (the twin of ui/views/cut.py's apply_cut), drawing
+// (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth, the block
+// view's frame; a cut per block and stage and each block's numbers table, for ten blocks at a time),
+// applying a cut (the twin of ui/views/cut.py's apply_cut), drawing
 // with the app's own copy of Plotly.js, keeping the last figures it drew (going back to one is a
 // swap of the drawn chart, not a redraw), drawing the next depths ahead in idle time, and reporting
-// the view back so the server can keep the URL. It computes no science: every number and sentence
+// the view back so the server can keep the URL (and send the block views of another ten blocks). It
+// computes no science: every number and sentence
 // it shows was computed in Python.
 
 const PLOTLY = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js";
@@ -43,12 +45,13 @@ function merge(target, update) {
 function applyCut(figure, cut) {
   const fig = structuredClone(figure);
   const keep = (values) => (Array.isArray(values) && values.length > cut.points ? values.slice(0, cut.points) : values);
-  for (const index of cut.along) {
+  for (const index of cut.along ?? []) {
     const trace = fig.data[index];
     for (const key of ALONG_DEPTH) if (key in trace) trace[key] = keep(trace[key]);
     if (trace.marker) trace.marker.color = keep(trace.marker.color);
   }
-  for (const [index, update] of Object.entries(cut.data)) merge(fig.data[Number(index)], update);
+  for (const [index, update] of Object.entries(cut.data ?? {})) merge(fig.data[Number(index)], update);
+  fig.data.push(...(cut.traces ?? []));
   merge(fig.layout, cut.layout);
   fig.layout.annotations = [...(fig.layout.annotations || []), ...cut.notes];
   return fig;
@@ -111,7 +114,7 @@ function control(spec, view, changed, compact) {
     }
     return group;
   }
-  const label = element("label", { class: "instant-depth", for: id });
+  const label = element("label", { class: "instant-range", for: id });
   const input = element("input", { id, type: "range", min: spec.low, max: spec.high, step: 1, "data-key": spec.key,
                                     "aria-label": spec.label });
   const shown = element("output", { for: id }, String(view[spec.key]));
@@ -124,14 +127,19 @@ function control(spec, view, changed, compact) {
 
 function build(root, data, mount) {
   root.replaceChildren();
+  // The stack's controls above everything; the block's and stage's under the block view they pick.
   const controls = element("div", { class: "instant-controls", role: "group", "aria-label": data.texts.controls });
-  for (const spec of data.controls) controls.append(control(spec, mount.view, mount.changed, data.projector));
+  const blockControls = element("div", { class: "instant-controls instant-block-controls", role: "group",
+                                         "aria-label": data.texts.block_controls });
+  for (const spec of data.controls) {
+    (spec.under_block ? blockControls : controls).append(control(spec, mount.view, mount.changed, data.projector));
+  }
   const figures = {}; // each place holds one drawn chart at a time (mount.kept has the others)
   for (const name of ["block", "depth", "readouts"]) figures[name] = element("div", { class: `instant-place-${name}` });
   const pair = element("div", { class: "instant-pair" });
   const course = element("p", { class: "instant-course", role: "status" });
   const left = element("div");
-  left.append(figures.block, course);
+  left.append(figures.block, ...(blockControls.childElementCount ? [blockControls] : []), course);
   pair.append(left, figures.depth);
   const numbers = element("section", { class: "instant-numbers" });
   mount.parts = { verdict: element("p", { class: "instant-verdict", role: "status", "aria-live": "polite" }),
@@ -174,7 +182,10 @@ function notes(parts, data, view) {
   } else if (view.norm && !data.projector) {
     lines.push(element("p", { class: "instant-note" }, texts.rmsnorm_note));
   }
-  if (data.block > view.depth) lines.push(element("p", { class: "instant-note" }, texts.block_clamped[view.depth - 1]));
+  if (view.block > view.depth) {
+    const clamped = texts.block_clamped.replaceAll("{block}", view.block).replaceAll("{depth}", view.depth);
+    lines.push(element("p", { class: "instant-note" }, clamped));
+  }
   parts.notes.replaceChildren(...lines);
 }
 
@@ -207,17 +218,21 @@ function shown(mount, name, source) {
   return drawn ? null : chart.gd;
 }
 
-// What each place shows for ``view``: the depth and readouts figures with their cut, the block view.
-function sources(mount, data, view) {
+// What each place shows for ``view``: the depth and readouts figures with their cut, and the block
+// view's frame with the cut of the block and stage in focus (null while that block is not sent).
+function sources(mount, view) {
   const entry = mount.payload[settingKey(view)];
   const setting = typeof entry === "string" ? mount.payload[entry] : entry; // a setting that is another's
   const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
-  const block = mount.blocks.block === Math.min(data.block, view.depth) ? mount.blocks.settings[settingKey(view)] : null;
-  return { setting, block, of: { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut], block: [block] } };
+  const sent = mount.blocks.settings[settingKey(view)];
+  const at = Math.min(view.block, view.depth) - mount.blocks.first; // a shallower stack shows its last block
+  const block = sent.blocks[at] ? { ...sent.blocks[at], title: mount.blocks.numbers_titles[at] } : null;
+  const blockView = block ? [setting.block, block.stages[view.focus]] : [null];
+  return { setting, block, of: { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut], block: blockView } };
 }
 
 function figureOf(name, source, font) {
-  const fig = name === "block" ? structuredClone(source[0].figure) : applyCut(...source);
+  const fig = applyCut(...source);
   themed(fig.layout, font);
   return fig;
 }
@@ -225,7 +240,7 @@ function figureOf(name, source, font) {
 async function draw(mount, data) {
   const Plotly = await loadPlotly();
   const view = mount.view;
-  const { setting, block, of } = sources(mount, data, view);
+  const { setting, block, of } = sources(mount, view);
   const fresh = [];
   for (const [name, source] of Object.entries(of)) {
     const gd = source[0] && shown(mount, name, source);
@@ -234,7 +249,7 @@ async function draw(mount, data) {
   mount.parts.verdict.textContent = setting.verdicts[view.depth - 1];
   mount.parts.course.textContent = block && block.course_match ? data.texts.course_match : "";
   notes(mount.parts, data, view);
-  if (block) numbersTable(mount.parts.numbers, mount.blocks.numbers_title, block.numbers);
+  if (block) numbersTable(mount.parts.numbers, block.title, block.numbers);
   for (const part of [mount.parts.figures.block, mount.parts.numbers]) part.classList.toggle("instant-waiting", !block);
   mount.font ??= getComputedStyle(mount.root).fontFamily; // once: reading a style forces a style pass
   await Promise.all(fresh.map(([gd, name, source]) => {
@@ -255,7 +270,7 @@ async function drawAhead(mount, data, generation) {
   const view = mount.view;
   for (const next of [view.depth + mount.step, view.depth - mount.step]) {
     if (next < depth.low || next > depth.high) continue;
-    const { of } = sources(mount, data, { ...view, depth: next });
+    const { of } = sources(mount, { ...view, depth: next });
     for (const name of ["depth", "readouts"]) {
       const width = mount.parts.figures[name].clientWidth;
       const kept = mount.kept[name] ?? [];
@@ -310,7 +325,7 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
     mounts.set(parentElement, mount);
   }
   const before = mount.data;
-  const same = before && ["payload", "blocks", "controls_for", "block"].every((key) => before[key] === data[key]);
+  const same = before && ["payload", "blocks", "controls_for"].every((key) => before[key] === data[key]);
   mount.data = data;
   const unmount = () => { mounts.delete(parentElement); mount.offPage?.remove(); };
   if (same) return unmount; // a report-back rerun: nothing new to show

@@ -2,10 +2,11 @@
 
 For each of the Explorer's stabiliser settings (residual on/off x no norm / RMSNorm / LayerNorm x
 Post/Pre) the engine runs the deepest stack the Explorer offers once, and the views draw it: the
-depth and readouts figures of every block, a cut per depth (``ui.views.cut``) and the verdict at
-every depth (the block view of the block in focus is sent beside it, ``ui.instant_explorer``). A
-browser that holds this switches setting and depth without the server. Everything is computed
-here, by the same view functions the Explorer draws with; nothing in the browser computes science.
+depth and readouts figures of every block, a cut per depth (``ui.views.cut``), the verdict at
+every depth and the block view's frame (its cuts, one per block and stage, are sent beside it in
+tens of blocks, ``ui.instant_explorer``). A browser that holds this switches setting, depth, block
+and stage without the server. Everything is computed here, by the same view functions the
+Explorer draws with; nothing in the browser computes science.
 
 The payload is strict JSON (a NaN or infinity is ``null``, which Plotly draws as a gap), gzipped
 and base64-encoded: one sentence's payload is about 3.7 MB of JSON and Streamlit's WebSocket
@@ -29,6 +30,7 @@ from .examples import plain_text
 from .text import Text
 from .verdicts import verdict
 from .views import explore
+from .views.block import block_frame
 from .views.depth import depth_cut, depth_plane, readout_panels, readouts_cut
 from .views.exploration import explore_first
 
@@ -41,7 +43,7 @@ SETTINGS = tuple({"residual": residual, "norm": norm != "none", "norm_kind": "rm
 def sentence_and_look(state: ExplorerState) -> ExplorerState:
     """``state`` with what the payload switches (the setting, depth, block and stage in focus) at
     its defaults: the states that share one payload share one cache entry."""
-    switched = [c.key for c in CONTROLS if c.instant] + ["block", "focus"]
+    switched = [c.key for c in CONTROLS if c.instant]
     return replace(state, **{key: getattr(ExplorerState, key) for key in switched})
 
 
@@ -51,12 +53,14 @@ def setting_key(state: ExplorerState) -> str:
 
 
 def setting_payload(state: ExplorerState, t: Text) -> dict:
-    """One setting's depth and readouts figures and its verdict at every depth from 1 to the
-    Explorer's maximum (``state``'s own depth, block and stage are not read)."""
+    """One setting's block view's frame (its cuts are sent in tens of blocks), depth and readouts
+    figures and its verdict at every depth from 1 to the Explorer's maximum (``state``'s own depth,
+    block and stage are not read)."""
     deep = replace(state, depth=MAX_EXPLORER_DEPTH)
     result = explore(deep)
     depths = range(1, MAX_EXPLORER_DEPTH + 1)
     return {
+        "block": figure_json(block_frame(deep, t)),
         "depth": figure_json(depth_plane(deep, result, t)),
         "readouts": figure_json(readout_panels(deep, result, t)),
         "cuts": [[depth_cut(deep, result, t, n), readouts_cut(deep, result, t, n)] for n in depths],

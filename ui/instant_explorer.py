@@ -9,6 +9,7 @@ component's data stays the same message (Streamlit's message cache then sends a 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -19,11 +20,11 @@ import streamlit as st
 from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
 from streamlit.runtime import Runtime
 
-from .controls import CONTROLS, Control, ExplorerState
-from .instant import SETTINGS, figure_json, packed, payload, sentence_and_look, setting_key
+from .controls import CONTROLS, MAX_EXPLORER_DEPTH, STAGE_FOCUS, Control, ExplorerState
+from .instant import SETTINGS, packed, payload, sentence_and_look, setting_key
 from .text import Text
-from .views import explore, figure_state
-from .views.block import block_figure
+from .views import explore
+from .views.block import block_cut
 from .views.tables import columns_and_rows, course_table_matches, stage_rows
 
 HERE = Path(__file__).parent
@@ -33,6 +34,8 @@ PLOTLY_ASSETS = "blockstab.plotly"  # served at /_stcore/bidi-components/blockst
 PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": True,
                "toImageButtonOptions": {"format": "png", "scale": 2}}
 INSTANT = tuple(c for c in CONTROLS if c.instant)
+_BUILDING = threading.Lock()  # held while the tens beside a session's are built (_build_beside)
+BLOCKS_SENT = 10  # blocks whose views are sent together (each block's take about 25 ms to build, 0.37 MB of JSON)
 
 component = st.components.v2.component("blockstab.instant", js=(HERE / "instant.js").read_text(encoding="utf-8"),
                                        css=(HERE / "instant.css").read_text(encoding="utf-8"), isolate_styles=False)
@@ -46,21 +49,48 @@ def packed_payload(state: ExplorerState, lang: str) -> str:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def packed_blocks(state: ExplorerState, lang: str) -> str:
-    """Every setting's block view of ``state``'s block and stage in focus (``state``'s own
-    setting is not read), whether it matches the course's table, and the block's numbers table,
-    packed."""
+def packed_blocks(state: ExplorerState, lang: str, first: int) -> str:
+    """For the blocks ``first`` to ``first + BLOCKS_SENT - 1`` (at most the Explorer's deepest) of
+    every setting (``state``'s own setting, depth, block and stage are not read): the block view's
+    cut for each stage (its frame is in the payload; ``ui.views.block``), the block's numbers table
+    and whether it matches the course's table, packed."""
     t = Text(lang)
+    blocks = range(first, min(first + BLOCKS_SENT, MAX_EXPLORER_DEPTH + 1))
     settings = {}
     for setting in SETTINGS:
-        inside = figure_state("block", replace(state, **setting))
-        result = explore(inside)
-        settings[setting_key(inside)] = {
-            "figure": figure_json(block_figure(inside, result, t)),
-            "course_match": inside.block == 1 and course_table_matches(result, inside),
-            "numbers": columns_and_rows(stage_rows(inside, result, t))}
-    return packed({"block": state.block, "numbers_title": t("explorer.numbers", block=state.block),
+        deep = replace(state, **setting, depth=blocks[-1])  # its first blocks are every shallower stack's
+        result = explore(deep)
+        settings[setting_key(deep)] = {
+            "blocks": [{"stages": {focus: block_cut(replace(deep, block=block, focus=focus), result, t)
+                                   for focus in STAGE_FOCUS},
+                        "numbers": columns_and_rows(stage_rows(replace(deep, block=block), result, t)),
+                        "course_match": block == 1 and course_table_matches(result, deep)} for block in blocks]}
+    return packed({"first": first, "numbers_titles": [t("explorer.numbers", block=block) for block in blocks],
                    "settings": settings})
+
+
+def _build_beside(state: ExplorerState, lang: str, first: int) -> None:
+    """Build the tens of blocks on either side of ``first``'s in the background, so that a block in
+    focus stepping out of the ten sent costs a report-back a cache lookup, not a rerun long enough
+    for Streamlit to fade the page (0.4-0.9 s). One such build at a time in the whole server, and
+    none while one runs: a session stepping through blocks never queues work for the others."""
+    if not _BUILDING.acquire(blocking=False):
+        return
+
+    def build() -> None:
+        try:
+            for beside in (first + BLOCKS_SENT, first - BLOCKS_SENT):
+                if 1 <= beside <= MAX_EXPLORER_DEPTH:
+                    packed_blocks(state, lang, beside)
+        finally:
+            _BUILDING.release()
+
+    threading.Thread(target=build, name="blockstab-blocks-beside", daemon=True).start()
+
+
+def blocks_sent(block: int) -> int:
+    """The first of the blocks sent with ``block`` (they are sent in tens: 1-10, 11-20, ...)."""
+    return (block - 1) // BLOCKS_SENT * BLOCKS_SENT + 1
 
 
 def reported_view() -> dict | None:
@@ -94,25 +124,23 @@ def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, opened_o
     block and stage in focus and the view it opened on: a report-back rerun sends the same bytes,
     which Streamlit neither serializes nor canonicalizes again (a dict of 0.3 MB costs it 2-3 ms a
     run; the browser parses the JSON)."""
-    key = (sentence_and_look(state), state.block, state.shown_block, state.focus, t.lang, tuple(controls),
-           tuple(opened_on.items()))
+    first = blocks_sent(state.shown_block)
+    key = (sentence_and_look(state), first, t.lang, tuple(controls), tuple(opened_on.items()))
     kept = st.session_state.get(SENT_AHEAD)
     if kept is not None and kept[0] == key:
         return kept[1]
     data = {
         "payload": packed_payload(sentence_and_look(state), t.lang),
-        "blocks": packed_blocks(replace(sentence_and_look(state), depth=state.shown_block, block=state.shown_block,
-                                        focus=state.focus), t.lang),
-        "block": state.block,
+        "blocks": packed_blocks(sentence_and_look(state), t.lang, first),
         "controls": [_spec(c, t) for c in controls],
-        "texts": {"controls": t("explorer.controls"),
+        "texts": {"controls": t("explorer.controls"), "block_controls": t("explorer.block_controls"),
                   # projector mode: a line in the verdict's box, so the figures stay on the screen
                   "layernorm_2d": t("explorer.layernorm_2d_short") if state.projector else t("explorer.layernorm_2d"),
                   "why_link": t("explorer.why_link"), "why_href": "/geometry?" + urlencode({"lang": t.lang}),
                   "rmsnorm_note": t("explorer.rmsnorm_note"), "course_match": t("explorer.course_match"),
-                  # by depth, for each depth below the block in focus (which then shows its last block)
-                  "block_clamped": [t("explorer.block_clamped", block=state.block, depth=n)
-                                    for n in range(1, state.block)]},
+                  # the browser fills in the block in focus and the depth (a stack shallower than the
+                  # block shows its last block)
+                  "block_clamped": t("explorer.block_clamped", block="{block}", depth="{depth}")},
         "projector": state.projector,
         "config": PLOT_CONFIG,
         "controls_for": f"{t.lang}-{state.projector}-{','.join(c.key for c in controls)}",  # redrawn when it changes
@@ -120,14 +148,15 @@ def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, opened_o
     }
     encoded = json.dumps(data, allow_nan=False).encode()
     st.session_state[SENT_AHEAD] = key, encoded
+    _build_beside(sentence_and_look(state), t.lang, first)
     return encoded
 
 
 def _spec(control: Control, t: Text) -> dict:
-    """A control as the browser draws it: its key, kind, catalog label and help, and its range or
-    options (each with its catalog name)."""
+    """A control as the browser draws it: its key, kind, catalog label and help, whether it goes
+    under the block view, and its range or options (each with its catalog name)."""
     spec = {"key": control.key, "kind": control.kind, "label": t(f"control.{control.key}"),
-            "help": t(f"help.{control.key}")}
+            "help": t(f"help.{control.key}"), "under_block": control.under_block}
     if control.kind == "choice":
         spec["options"] = [[option, t(f"option.{control.key}.{option}")] for option in control.options]
     if control.kind == "int":

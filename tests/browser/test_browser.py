@@ -139,12 +139,13 @@ def assert_same_points(drawn: list[dict], fig) -> None:
         np.testing.assert_allclose(d["y"], np.asarray(tr.y, dtype=float), rtol=1e-9, atol=1e-12)
 
 
-def set_depth(page, depth: int) -> None:
-    """Move the instant Explorer's depth slider to ``depth`` (as a drag ends) and wait until drawn."""
-    page.evaluate("""n => { const r = document.querySelector('#instant-depth'); r.value = String(n);
+def set_depth(page, depth: int, key: str = "depth") -> None:
+    """Move the instant Explorer's depth slider (or the block's: ``key``) to ``depth`` (as a drag
+    ends) and wait until drawn."""
+    page.evaluate("""([key, n]) => { const r = document.querySelector('#instant-' + key); r.value = String(n);
       r.dispatchEvent(new Event('input', {bubbles: true})); r.dispatchEvent(new Event('change', {bubbles: true})); }""",
-                  depth)
-    wait_for_view(page, depth=depth)
+                  [key, depth])
+    wait_for_view(page, **{key: depth})
 
 
 def wait_for_view(page, **view) -> dict:

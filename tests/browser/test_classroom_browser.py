@@ -127,7 +127,8 @@ def test_on_a_phone_tables_stay_on_the_screen(new_page, app_url, path, lang, loc
 @pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
 def test_on_a_phone_the_explorers_switches_are_above_the_figures(new_page, app_url, lang, locale):
     """A phone's browser gets the sentence, both switches and the depth above the first chart,
-    without opening the sidebar; the hint names where the rest are. Flipping a switch works."""
+    without opening the sidebar; the hint says the block's and stage's are under the first figure.
+    Flipping a switch works."""
     t = Text(lang)
     page = new_page(width=390, height=844, locale=locale, user_agent=PHONE_USER_AGENT)
     open_app(page, f"{app_url}/?lang={lang}")
@@ -139,6 +140,10 @@ def test_on_a_phone_the_explorers_switches_are_above_the_figures(new_page, app_u
         assert control.bounding_box()["y"] < chart_top, key
     assert page.locator("[data-testid=stSidebar] .st-key-residual").count() == 0
     assert main.get_by_text(t("explorer.phone_hint").split("**")[-1].strip()[:12]).is_visible()
+    first_chart = page.locator(".js-plotly-plot").first.bounding_box()
+    for key in ("block", "focus"):  # where the hint says: under the first figure
+        control = main.locator(f".instant-block-controls [data-key={key}]")
+        assert control.bounding_box()["y"] > first_chart["y"] + first_chart["height"], key
     label = main.get_by_text(t("control.residual"), exact=True)
     label.evaluate("el => el.scrollIntoView({block: 'center'})")  # not under the sticky header
     label.click()

@@ -105,10 +105,41 @@ def test_switches_and_depth_change_the_charts_while_the_server_is_paused(page, a
         wait_for_view(page, residual=False)
         set_depth(page, 7)
         assert_shows(page, ExplorerState(residual=False, depth=7))
+        for focus in ("feed_forward", "attention", "ffn_norm"):  # the stage in focus
+            click_label(page, Text("en")(f"option.focus.{focus}"))
+            wait_for_view(page, focus=focus)
+            assert_shows(page, ExplorerState(residual=False, depth=7, focus=focus))
+        for block in (4, 10, 9):  # the block in focus, among the ten sent (blocks 1-10)
+            set_depth(page, block, key="block")
+            assert_shows(page, ExplorerState(residual=False, depth=7, focus="ffn_norm", block=block))
+        assert page.locator(".instant-waiting").count() == 0
     finally:
         os.kill(server.pid, signal.SIGCONT)
-    page.wait_for_function("() => location.search.includes('depth=7') && location.search.includes('residual=false')")
+    page.wait_for_function("() => location.search.includes('depth=7') && location.search.includes('residual=false')"
+                           " && location.search.includes('block=9') && location.search.includes('focus=ffn_norm')")
     page.wait_for_selector(IDLE, state="attached")
+    assert_healthy(page)
+
+
+def test_a_block_past_the_ten_sent_waits_for_the_server_then_shows_its_own_numbers(page, app_url):
+    """The block views come ten blocks at a time: moving to block 11 leaves block 10's view and
+    numbers faded (waiting) until the server has sent blocks 11-20; then they are block 11's."""
+    open_app(page, f"{app_url}/?lang=en&depth=30")
+    server = SERVER["process"]
+    os.kill(server.pid, signal.SIGSTOP)
+    try:
+        set_depth(page, 11, key="block")
+        assert page.locator(".instant-place-block.instant-waiting").count() == 1
+        assert page.locator(".instant-numbers.instant-waiting").count() == 1
+    finally:
+        os.kill(server.pid, signal.SIGCONT)
+    page.wait_for_selector(".instant-place-block:not(.instant-waiting)")
+    assert_shows(page, ExplorerState(depth=30, block=11))
+    set_depth(page, 3)  # a stack shallower than the block shows its last block (sent with 1-10), and says so
+    page.wait_for_selector(".instant-place-block:not(.instant-waiting)")
+    assert_shows(page, ExplorerState(depth=3, block=11))
+    assert page.get_by_text(Text("en")("explorer.block_clamped", block=11, depth=3)).count() == 1
+    page.wait_for_function("() => location.search.includes('block=11') && location.search.includes('depth=3')")
     assert_healthy(page)
 
 
@@ -129,7 +160,10 @@ def test_the_controls_work_from_the_keyboard_with_a_visible_focus_ring(page, app
     page.get_by_role("radio", name=t("option.placement.pre")).focus()
     page.keyboard.press("Space")
     wait_for_view(page, placement="pre")
-    assert_shows(page, ExplorerState(residual=False, depth=1, placement="pre"))
+    page.get_by_role("radio", name=t("option.focus.feed_forward")).focus()
+    page.keyboard.press("Space")
+    wait_for_view(page, focus="feed_forward")
+    assert_shows(page, ExplorerState(residual=False, depth=1, placement="pre", focus="feed_forward"))
     page.wait_for_function("() => location.search.includes('placement=pre') && location.search.includes('depth=1')")
     assert_healthy(page)
 
