@@ -72,8 +72,10 @@ def packed_blocks(state: ExplorerState, lang: str, first: int) -> str:
 def _build_beside(state: ExplorerState, lang: str, first: int) -> None:
     """Build the tens of blocks on either side of ``first``'s in the background, so that a block in
     focus stepping out of the ten sent costs a report-back a cache lookup, not a rerun long enough
-    for Streamlit to fade the page (0.4-0.9 s). One such build at a time in the whole server, and
-    none while one runs: a session stepping through blocks never queues work for the others."""
+    for Streamlit to fade the page (0.4-0.9 s). Only for a session that has moved the block in
+    focus (a class that only flips switches builds nothing more); one such build at a time in the
+    whole server, and none while one runs: a session stepping through blocks never queues work for
+    the others."""
     if not _BUILDING.acquire(blocking=False):
         return
 
@@ -113,7 +115,10 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
     view = {c.key: getattr(state, c.key) for c in INSTANT}
     if not mounted:  # it opens on this view, and keeps its own from then on
         st.session_state["instant_opened_on"] = view
-    data = _sent_ahead(state, controls, t, st.session_state.get("instant_opened_on", view))
+    opened_on = st.session_state.get("instant_opened_on", view)
+    data = _sent_ahead(state, controls, t, opened_on)
+    if state.block != opened_on["block"]:  # looking through the blocks: have the next ones ready
+        _build_beside(sentence_and_look(state), t.lang, blocks_sent(state.shown_block))
     # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
     # key only for a component event with a callback.
     component(key=KEY, data=data, default={"view": view}, on_view_change=lambda: None)
@@ -148,7 +153,6 @@ def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, opened_o
     }
     encoded = json.dumps(data, allow_nan=False).encode()
     st.session_state[SENT_AHEAD] = key, encoded
-    _build_beside(sentence_and_look(state), t.lang, first)
     return encoded
 
 
