@@ -4,7 +4,7 @@ The switches, the depth, the block and stage in focus, the verdict, the three fi
 numbers of the block in focus are the instant Explorer (``ui/instant_explorer.py``): they change in
 the browser. The sentence is Streamlit's; the page keeps the URL in step with the view the browser
 reports, and a report reruns only the fragment that keeps the URL and the CSV download (and sends
-the block views of another ten blocks when the block in focus leaves the ten sent)"""
+the block views of another ten blocks when the block in focus leaves the ten sent)."""
 
 from functools import partial
 
@@ -23,9 +23,11 @@ t = Text(language())
 def switched(state: ExplorerState, instant: list[Control]) -> None:
     """What the instant Explorer's view decides: the component, the URL and the CSV download."""
     state = with_reported_view(state, instant)
-    instant_explorer(state, instant, t)
+    explorer = st.container()
     st.download_button(t("download.csv"), partial(explored_csv, state), file_name="blockstab-action-token.csv",
                        mime="text/csv", key="download_csv")  # written when clicked
+    with explorer:  # above the download, and run last: it may build the next ten blocks once all else is sent
+        instant_explorer(state, instant, t)
 
 
 projector = st.session_state.get("projector_on", False)

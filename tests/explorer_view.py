@@ -88,7 +88,7 @@ def shown(at: AppTest) -> dict:
     if now["norm"] and not data["projector"]:
         notes.append(texts["layernorm_2d" if layernorm else "rmsnorm_note"])
     if now["block"] > now["depth"]:
-        notes.append(texts["block_clamped"].format(block=now["block"], depth=now["depth"]))
+        notes.append(texts["block_clamped"][now["depth"] - 1])
     return {"figures": {name: json.loads(fig.to_json()) for name, fig in figures.items()},
             "verdict": setting["verdicts"][now["depth"] - 1],
             "caveat": texts["layernorm_2d"] if layernorm and data["projector"] else None,  # in the verdict's box

@@ -287,7 +287,7 @@ def test_a_shared_link_restores_several_controls_at_once():
     assert shown_state(at) == state
     assert_page_matches(at, state, "zh")
     t = Text("zh")
-    assert t("explorer.block_clamped", block=30, depth=10) in shown(at)["notes"]
+    assert t("explorer.block_clamped", depth=10) in shown(at)["notes"]
 
 
 def test_language_switch_rewrites_the_url_and_keeps_the_controls():

@@ -183,8 +183,7 @@ function notes(parts, data, view) {
     lines.push(element("p", { class: "instant-note" }, texts.rmsnorm_note));
   }
   if (view.block > view.depth) {
-    const clamped = texts.block_clamped.replaceAll("{block}", view.block).replaceAll("{depth}", view.depth);
-    lines.push(element("p", { class: "instant-note" }, clamped));
+    lines.push(element("p", { class: "instant-note" }, texts.block_clamped[view.depth - 1]));
   }
   parts.notes.replaceChildren(...lines);
 }

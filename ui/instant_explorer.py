@@ -3,7 +3,8 @@ and the app's copy of Plotly.js, mounts the component with what ``ui.instant`` s
 takes the view the browser reports back into the session (the page then writes it to the URL).
 
 A report-back rerun builds nothing: the payload is cached per sentence and look, and the
-component's data stays the same message (Streamlit's message cache then sends a reference).
+component's data stays the same message (Streamlit's message cache then sends a reference). Only a
+block in focus leaving the ten blocks sent needs another ten, built after the component is sent.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import plotly
 import streamlit as st
 from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
 from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .controls import CONTROLS, MAX_EXPLORER_DEPTH, STAGE_FOCUS, Control, ExplorerState
 from .instant import SETTINGS, packed, payload, sentence_and_look, setting_key
@@ -35,7 +37,7 @@ PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": Tru
                "toImageButtonOptions": {"format": "png", "scale": 2}}
 INSTANT = tuple(c for c in CONTROLS if c.instant)
 _BUILDING = threading.Lock()  # held while the tens beside a session's are built (_build_beside)
-BLOCKS_SENT = 10  # blocks whose views are sent together (each block's take about 25 ms to build, 0.37 MB of JSON)
+BLOCKS_SENT = 10  # blocks whose views are sent together (40-90 ms to build each block's, 0.37 MB of JSON)
 
 component = st.components.v2.component("blockstab.instant", js=(HERE / "instant.js").read_text(encoding="utf-8"),
                                        css=(HERE / "instant.css").read_text(encoding="utf-8"), isolate_styles=False)
@@ -71,11 +73,10 @@ def packed_blocks(state: ExplorerState, lang: str, first: int) -> str:
 
 def _build_beside(state: ExplorerState, lang: str, first: int) -> None:
     """Build the tens of blocks on either side of ``first``'s in the background, so that a block in
-    focus stepping out of the ten sent costs a report-back a cache lookup, not a rerun long enough
-    for Streamlit to fade the page (0.4-0.9 s). Only for a session that has moved the block in
-    focus (a class that only flips switches builds nothing more); one such build at a time in the
-    whole server, and none while one runs: a session stepping through blocks never queues work for
-    the others."""
+    focus stepping out of the ten sent waits for a cache lookup, not a build (0.4-0.9 s). Once per
+    ten sent to a session that has moved the block in focus (a class that only flips switches
+    builds nothing more); one such build at a time in the whole server, and none while one runs: a
+    session stepping through blocks never queues work for the others."""
     if not _BUILDING.acquire(blocking=False):
         return
 
@@ -107,7 +108,11 @@ def reported_view() -> dict | None:
 
 
 def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> None:
-    """Mount the instant Explorer on ``state`` with ``controls`` drawn in the browser."""
+    """Mount the instant Explorer on ``state`` with ``controls`` drawn in the browser. Call it last
+    in its fragment: when the block in focus has left the ten blocks sent, a report-back mounts it
+    on what it sent before (the browser shows that block waiting), builds the next ten with every
+    other element of the fragment already sent (Streamlit fades an element still to come when a
+    run takes longer than 0.5 s, and a ten takes 0.4-0.9 s), and reruns the fragment to send them."""
     _register_plotly()
     mounted = st.session_state.get(KEY) is not None
     if mounted and reported_view() is None:
@@ -116,24 +121,35 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
     if not mounted:  # it opens on this view, and keeps its own from then on
         st.session_state["instant_opened_on"] = view
     opened_on = st.session_state.get("instant_opened_on", view)
-    data = _sent_ahead(state, controls, t, opened_on)
-    if state.block != opened_on["block"]:  # looking through the blocks: have the next ones ready
-        _build_beside(sentence_and_look(state), t.lang, blocks_sent(state.shown_block))
+    first = blocks_sent(state.shown_block)
+    sent = (sentence_and_look(state), t.lang, tuple(controls), tuple(opened_on.items()))
+    kept = st.session_state.get(SENT_AHEAD)
+    later = kept is not None and kept[0] == (*sent, kept[0][-1]) and kept[0][-1] != first and _in_fragment_run()
+    data = kept[1] if later else _sent_ahead(state, controls, t, opened_on, (*sent, first))
     # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
     # key only for a component event with a callback.
     component(key=KEY, data=data, default={"view": view}, on_view_change=lambda: None)
+    if later:  # the next ten, kept for the rerun that sends it
+        _sent_ahead(state, controls, t, opened_on, (*sent, first))
+        st.rerun(scope="fragment")
 
 
-def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, opened_on: dict) -> bytes:
-    """The component's data, as JSON in UTF-8 bytes, kept in the session for the sentence, look,
-    block and stage in focus and the view it opened on: a report-back rerun sends the same bytes,
-    which Streamlit neither serializes nor canonicalizes again (a dict of 0.3 MB costs it 2-3 ms a
-    run; the browser parses the JSON)."""
-    first = blocks_sent(state.shown_block)
-    key = (sentence_and_look(state), first, t.lang, tuple(controls), tuple(opened_on.items()))
+def _in_fragment_run() -> bool:
+    """Whether this run is a fragment's rerun (a report-back), not the whole page's."""
+    ctx = get_script_run_ctx()
+    return bool(ctx and ctx.fragment_ids_this_run)
+
+
+def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, opened_on: dict, key: tuple) -> bytes:
+    """The component's data, as JSON in UTF-8 bytes, kept in the session under ``key`` (the
+    sentence, look, language, controls, the view it opened on and the first of the blocks sent): a
+    report-back rerun sends the same bytes, which Streamlit neither serializes nor canonicalizes
+    again (a dict of 0.3 MB costs it 2-3 ms a run; the browser parses the JSON). A session looking
+    through the blocks has the tens beside the one sent built in the background."""
     kept = st.session_state.get(SENT_AHEAD)
     if kept is not None and kept[0] == key:
         return kept[1]
+    first = key[-1]
     data = {
         "payload": packed_payload(sentence_and_look(state), t.lang),
         "blocks": packed_blocks(sentence_and_look(state), t.lang, first),
@@ -143,9 +159,8 @@ def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, opened_o
                   "layernorm_2d": t("explorer.layernorm_2d_short") if state.projector else t("explorer.layernorm_2d"),
                   "why_link": t("explorer.why_link"), "why_href": "/geometry?" + urlencode({"lang": t.lang}),
                   "rmsnorm_note": t("explorer.rmsnorm_note"), "course_match": t("explorer.course_match"),
-                  # the browser fills in the block in focus and the depth (a stack shallower than the
-                  # block shows its last block)
-                  "block_clamped": t("explorer.block_clamped", block="{block}", depth="{depth}")},
+                  # by depth: a stack shallower than the block in focus shows its last block
+                  "block_clamped": [t("explorer.block_clamped", depth=n) for n in range(1, MAX_EXPLORER_DEPTH + 1)]},
         "projector": state.projector,
         "config": PLOT_CONFIG,
         "controls_for": f"{t.lang}-{state.projector}-{','.join(c.key for c in controls)}",  # redrawn when it changes
@@ -153,6 +168,8 @@ def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, opened_o
     }
     encoded = json.dumps(data, allow_nan=False).encode()
     st.session_state[SENT_AHEAD] = key, encoded
+    if state.block != opened_on["block"]:
+        _build_beside(sentence_and_look(state), t.lang, first)
     return encoded
 
 
