@@ -71,13 +71,15 @@ def shown(at: AppTest) -> dict:
     instead) and the numbers table (its title, columns and rows of cells; ``None`` while the block
     is not yet sent)."""
     data = component_data(at)
-    payload, blocks = unpack(data["payload"]), unpack(data["blocks"])
+    payload, tens = unpack(data["payload"]), [unpack(ten) for ten in data["blocks"]]
     now = view(at)
     key = setting_key_of(now)
     setting = entry(payload, key)
     depth_cut, readouts_cut = setting["cuts"][now["depth"] - 1]
-    sent, at_block = blocks["settings"][key], min(now["block"], now["depth"]) - blocks["first"]
-    block = sent["blocks"][at_block] if 0 <= at_block < len(sent["blocks"]) else None
+    shown_block = min(now["block"], now["depth"])
+    ten = next((ten for ten in tens if 0 <= shown_block - ten["first"] < len(ten["numbers_titles"])), None)
+    at_block = ten and shown_block - ten["first"]
+    block = ten["settings"][key]["blocks"][at_block] if ten else None
     figures = {"depth_figure": apply_cut(go.Figure(setting["depth"]), depth_cut),
                "readouts_figure": apply_cut(go.Figure(setting["readouts"]), readouts_cut)}
     if block:
@@ -93,7 +95,7 @@ def shown(at: AppTest) -> dict:
             "verdict": setting["verdicts"][now["depth"] - 1],
             "caveat": texts["layernorm_2d"] if layernorm and data["projector"] else None,  # in the verdict's box
             "course_match": bool(block and block["course_match"]), "notes": notes,
-            "numbers": {"title": blocks["numbers_titles"][at_block], **block["numbers"]} if block else None}
+            "numbers": {"title": ten["numbers_titles"][at_block], **block["numbers"]} if block else None}
 
 
 def entry(payload: dict, key: str) -> dict:

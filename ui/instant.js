@@ -1,13 +1,13 @@
 // The instant Explorer in the browser (issue #16). It owns: the Explorer's stabiliser switches and
 // depth (native, labelled inputs), choosing among the figures and words the server sent ahead
 // (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth, the block
-// view's frame; a cut per block and stage and each block's numbers table, for ten blocks at a time),
-// applying a cut (the twin of ui/views/cut.py's apply_cut), drawing
-// with the app's own copy of Plotly.js, keeping the last figures it drew (going back to one is a
-// swap of the drawn chart, not a redraw), drawing the next depths ahead in idle time, and reporting
-// the view back so the server can keep the URL (and send the block views of another ten blocks). It
-// computes no science: every number and sentence
-// it shows was computed in Python.
+// view's frame; ui/instant_tens.py: a cut per block and stage and each block's numbers table, ten
+// blocks at a time, the ten of the block in focus and the tens beside it), applying a cut (the twin
+// of ui/views/cut.py's apply_cut), drawing with the app's own copy of Plotly.js, keeping the last
+// figures it drew (going back to one is a swap of the drawn chart, not a redraw), drawing the next
+// depths ahead in idle time, and reporting the view back so the server can keep the URL (and send
+// the tens around another block). It computes no science: every number and sentence it shows was
+// computed in Python.
 
 const PLOTLY = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js";
 const ALONG_DEPTH = ["x", "y", "customdata"];
@@ -218,14 +218,15 @@ function shown(mount, name, source) {
 }
 
 // What each place shows for ``view``: the depth and readouts figures with their cut, and the block
-// view's frame with the cut of the block and stage in focus (null while that block is not sent).
+// view's frame with the cut of the block and stage in focus (null while no ten sent holds it).
 function sources(mount, view) {
   const entry = mount.payload[settingKey(view)];
   const setting = typeof entry === "string" ? mount.payload[entry] : entry; // a setting that is another's
   const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
-  const sent = mount.blocks.settings[settingKey(view)];
-  const at = Math.min(view.block, view.depth) - mount.blocks.first; // a shallower stack shows its last block
-  const block = sent.blocks[at] ? { ...sent.blocks[at], title: mount.blocks.numbers_titles[at] } : null;
+  const shown = Math.min(view.block, view.depth); // a shallower stack shows its last block
+  const ten = mount.tens.find((t) => shown >= t.first && shown < t.first + t.numbers_titles.length);
+  const at = ten && shown - ten.first;
+  const block = ten ? { ...ten.settings[settingKey(view)].blocks[at], title: ten.numbers_titles[at] } : null;
   const blockView = block ? [setting.block, block.stages[view.focus]] : [null];
   return { setting, block, of: { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut], block: blockView } };
 }
@@ -324,7 +325,8 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
     mounts.set(parentElement, mount);
   }
   const before = mount.data;
-  const same = before && ["payload", "blocks", "controls_for"].every((key) => before[key] === data[key]);
+  const same = before && before.payload === data.payload && before.controls_for === data.controls_for &&
+    before.blocks.length === data.blocks.length && before.blocks.every((ten, i) => ten === data.blocks[i]);
   mount.data = data;
   const unmount = () => { mounts.delete(parentElement); mount.offPage?.remove(); };
   if (same) return unmount; // a report-back rerun: nothing new to show
@@ -338,7 +340,10 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
       [mount.payload, mount.packed] = [await unpack(data.payload), data.payload];
       forget(mount);
     }
-    if (mount.packedBlocks !== data.blocks) [mount.blocks, mount.packedBlocks] = [await unpack(data.blocks), data.blocks];
+    const held = new Map((mount.packedTens ?? []).map((packed, i) => [packed, mount.tens[i]]));
+    const tens = await Promise.all(data.blocks.map((packed) => held.get(packed) ?? unpack(packed)));
+    [mount.tens, mount.packedTens] = [tens, data.blocks];
+    mount.root.dataset.tens = JSON.stringify(tens.map((ten) => ten.first)); // the tens held (browser tests)
     await draw(mount, data);
   })();
   return unmount;

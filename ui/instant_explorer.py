@@ -4,15 +4,13 @@ takes the view the browser reports back into the session (the page then writes i
 
 A report-back rerun builds nothing: the payload is cached per sentence and look, and the
 component's data stays the same message (Streamlit's message cache then sends a reference). Only a
-block in focus leaving the ten blocks sent needs another ten, built after the component is sent.
+block in focus moving to another ten of blocks (``ui.instant_tens``) sends the tens around it again.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -22,22 +20,20 @@ from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentM
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from .controls import CONTROLS, MAX_EXPLORER_DEPTH, STAGE_FOCUS, Control, ExplorerState
-from .instant import SETTINGS, packed, payload, sentence_and_look, setting_key
+from .controls import CONTROLS, MAX_EXPLORER_DEPTH, Control, ExplorerState
+from .instant import packed, payload, sentence_and_look
+from .instant_tens import blocks_sent, build_beside, built_ten, tens_to_send
 from .text import Text
-from .views import explore
-from .views.block import block_cut
-from .views.tables import columns_and_rows, course_table_matches, stage_rows
 
 HERE = Path(__file__).parent
 KEY = "instant_explorer"
 SENT_AHEAD = "instant_sent_ahead"  # (what it was built for, the component's data as bytes)
+BESIDE = "instant_built_beside"  # what the tens beside were last built for, in this session
 PLOTLY_ASSETS = "blockstab.plotly"  # served at /_stcore/bidi-components/blockstab.plotly/plotly.min.js
 PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": True,
                "toImageButtonOptions": {"format": "png", "scale": 2}}
 INSTANT = tuple(c for c in CONTROLS if c.instant)
-_BUILDING = threading.Lock()  # held while the tens beside a session's are built (_build_beside)
-BLOCKS_SENT = 10  # blocks whose views are sent together (40-90 ms to build each block's, 0.37 MB of JSON)
+MESSAGE_ROOM = 900_000  # bytes of the payload and the tens in one message (at most 1 MB: .streamlit/config.toml)
 
 component = st.components.v2.component("blockstab.instant", js=(HERE / "instant.js").read_text(encoding="utf-8"),
                                        css=(HERE / "instant.css").read_text(encoding="utf-8"), isolate_styles=False)
@@ -48,52 +44,6 @@ def packed_payload(state: ExplorerState, lang: str) -> str:
     """:func:`ui.instant.payload` for a sentence and look (:func:`ui.instant.sentence_and_look`),
     packed; built once."""
     return packed(payload(state, Text(lang)))
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def packed_blocks(state: ExplorerState, lang: str, first: int) -> str:
-    """For the blocks ``first`` to ``first + BLOCKS_SENT - 1`` (at most the Explorer's deepest) of
-    every setting (``state``'s own setting, depth, block and stage are not read): the block view's
-    cut for each stage (its frame is in the payload; ``ui.views.block``), the block's numbers table
-    and whether it matches the course's table, packed."""
-    t = Text(lang)
-    blocks = range(first, min(first + BLOCKS_SENT, MAX_EXPLORER_DEPTH + 1))
-    settings = {}
-    for setting in SETTINGS:
-        deep = replace(state, **setting, depth=blocks[-1])  # its first blocks are every shallower stack's
-        result = explore(deep)
-        settings[setting_key(deep)] = {
-            "blocks": [{"stages": {focus: block_cut(replace(deep, block=block, focus=focus), result, t)
-                                   for focus in STAGE_FOCUS},
-                        "numbers": columns_and_rows(stage_rows(replace(deep, block=block), result, t)),
-                        "course_match": block == 1 and course_table_matches(result, deep)} for block in blocks]}
-    return packed({"first": first, "numbers_titles": [t("explorer.numbers", block=block) for block in blocks],
-                   "settings": settings})
-
-
-def _build_beside(state: ExplorerState, lang: str, first: int) -> None:
-    """Build the tens of blocks on either side of ``first``'s in the background, so that a block in
-    focus stepping out of the ten sent waits for a cache lookup, not a build (0.4-0.9 s). Once per
-    ten sent to a session that has moved the block in focus (a class that only flips switches
-    builds nothing more); one such build at a time in the whole server, and none while one runs: a
-    session stepping through blocks never queues work for the others."""
-    if not _BUILDING.acquire(blocking=False):
-        return
-
-    def build() -> None:
-        try:
-            for beside in (first + BLOCKS_SENT, first - BLOCKS_SENT):
-                if 1 <= beside <= MAX_EXPLORER_DEPTH:
-                    packed_blocks(state, lang, beside)
-        finally:
-            _BUILDING.release()
-
-    threading.Thread(target=build, name="blockstab-blocks-beside", daemon=True).start()
-
-
-def blocks_sent(block: int) -> int:
-    """The first of the blocks sent with ``block`` (they are sent in tens: 1-10, 11-20, ...)."""
-    return (block - 1) // BLOCKS_SENT * BLOCKS_SENT + 1
 
 
 def reported_view() -> dict | None:
@@ -109,10 +59,11 @@ def reported_view() -> dict | None:
 
 def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> None:
     """Mount the instant Explorer on ``state`` with ``controls`` drawn in the browser. Call it last
-    in its fragment: when the block in focus has left the ten blocks sent, a report-back mounts it
-    on what it sent before (the browser shows that block waiting), builds the next ten with every
-    other element of the fragment already sent (Streamlit fades an element still to come when a
-    run takes longer than 0.5 s, and a ten takes 0.4-0.9 s), and reruns the fragment to send them."""
+    in its fragment: when the block in focus has moved to a ten of blocks not yet built, a
+    report-back mounts it on what it sent before (the browser shows that block waiting), builds the
+    ten with every other element of the fragment already sent (Streamlit fades an element still to
+    come when a run takes longer than 0.5 s, and a ten takes 0.4-0.9 s), and reruns the fragment to
+    send it."""
     _register_plotly()
     mounted = st.session_state.get(KEY) is not None
     if mounted and reported_view() is None:
@@ -121,17 +72,20 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
     if not mounted:  # it opens on this view, and keeps its own from then on
         st.session_state["instant_opened_on"] = view
     opened_on = st.session_state.get("instant_opened_on", view)
-    first = blocks_sent(state.shown_block)
-    sent = (sentence_and_look(state), t.lang, tuple(controls), tuple(opened_on.items()))
+    look, first = sentence_and_look(state), blocks_sent(state.shown_block)
+    sent = (look, t.lang, tuple(controls), tuple(opened_on.items()))
     kept = st.session_state.get(SENT_AHEAD)
-    later = kept is not None and kept[0] == (*sent, kept[0][-1]) and kept[0][-1] != first and _in_fragment_run()
-    data = kept[1] if later else _sent_ahead(state, controls, t, opened_on, (*sent, first))
+    later = built_ten(look, t.lang, first) is None and kept is not None and kept[0][0] == sent and _in_fragment_run()
+    data = kept[1] if later else _sent_ahead(state, controls, t, sent, first)
     # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
     # key only for a component event with a callback.
     component(key=KEY, data=data, default={"view": view}, on_view_change=lambda: None)
-    if later:  # the next ten, kept for the rerun that sends it
-        _sent_ahead(state, controls, t, opened_on, (*sent, first))
+    if later:  # the ten of the block in focus, kept for the rerun that sends it
+        _sent_ahead(state, controls, t, sent, first)
         st.rerun(scope="fragment")
+    looking = state.block != opened_on["block"]  # through the blocks: have the tens beside ready
+    if looking and st.session_state.get(BESIDE) != (sent, first) and build_beside(look, t.lang, first):
+        st.session_state[BESIDE] = sent, first
 
 
 def _in_fragment_run() -> bool:
@@ -140,19 +94,21 @@ def _in_fragment_run() -> bool:
     return bool(ctx and ctx.fragment_ids_this_run)
 
 
-def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, opened_on: dict, key: tuple) -> bytes:
-    """The component's data, as JSON in UTF-8 bytes, kept in the session under ``key`` (the
-    sentence, look, language, controls, the view it opened on and the first of the blocks sent): a
+def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, sent: tuple, first: int) -> bytes:
+    """The component's data, as JSON in UTF-8 bytes, kept in the session for what it was ``sent``
+    for (the sentence, look, language, controls and the view it opened on) and the tens of blocks
+    it holds (``ui.instant_tens``: the ten from ``first`` and those beside it that are built): a
     report-back rerun sends the same bytes, which Streamlit neither serializes nor canonicalizes
-    again (a dict of 0.3 MB costs it 2-3 ms a run; the browser parses the JSON). A session looking
-    through the blocks has the tens beside the one sent built in the background."""
+    again (a dict of 0.3 MB costs it 2-3 ms a run; the browser parses the JSON)."""
+    look, opened_on = sent[0], dict(sent[3])
+    ahead = packed_payload(look, t.lang)
+    tens = tens_to_send(look, t.lang, first, MESSAGE_ROOM - len(ahead))
     kept = st.session_state.get(SENT_AHEAD)
-    if kept is not None and kept[0] == key:
+    if kept is not None and kept[0] == (sent, tuple(tens)):
         return kept[1]
-    first = key[-1]
     data = {
-        "payload": packed_payload(sentence_and_look(state), t.lang),
-        "blocks": packed_blocks(sentence_and_look(state), t.lang, first),
+        "payload": ahead,
+        "blocks": list(tens.values()),
         "controls": [_spec(c, t) for c in controls],
         "texts": {"controls": t("explorer.controls"), "block_controls": t("explorer.block_controls"),
                   # projector mode: a line in the verdict's box, so the figures stay on the screen
@@ -167,9 +123,7 @@ def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, opened_o
         "view": opened_on,
     }
     encoded = json.dumps(data, allow_nan=False).encode()
-    st.session_state[SENT_AHEAD] = key, encoded
-    if state.block != opened_on["block"]:
-        _build_beside(sentence_and_look(state), t.lang, first)
+    st.session_state[SENT_AHEAD] = (sent, tuple(tens)), encoded
     return encoded
 
 

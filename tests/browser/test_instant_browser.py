@@ -3,8 +3,10 @@ charts and the numbers table to the engine's numbers without the server (it is p
 change), by mouse and by keyboard; a reload, a shared link and a teacher's show= link restore the
 view; projector mode and Chinese; and a report-back rerun never fades the figures."""
 
+import itertools
 import os
 import signal
+import time
 
 import numpy as np
 import pytest
@@ -121,25 +123,53 @@ def test_switches_and_depth_change_the_charts_while_the_server_is_paused(page, a
     assert_healthy(page)
 
 
-def test_a_block_past_the_ten_sent_waits_for_the_server_then_shows_its_own_numbers(page, app_url):
-    """The block views come ten blocks at a time: moving to block 11 leaves block 10's view and
-    numbers faded (waiting) until the server has sent blocks 11-20; then they are block 11's."""
-    open_app(page, f"{app_url}/?lang=en&depth=30")
+def test_a_block_past_the_tens_sent_waits_for_the_server_then_shows_its_own_numbers(page, app_url):
+    """The block views come ten blocks at a time: moving from block 1 straight to block 21 (this
+    look's blocks 11-30 are built by no other test) leaves the block view and numbers faded
+    (waiting) until the server has sent blocks 21-30; then they are block 21's."""
+    open_app(page, f"{app_url}/?lang=en&scenario=not_confirmed&depth=30")
     server = SERVER["process"]
     os.kill(server.pid, signal.SIGSTOP)
     try:
-        set_depth(page, 11, key="block")
+        set_depth(page, 21, key="block")
         assert page.locator(".instant-place-block.instant-waiting").count() == 1
         assert page.locator(".instant-numbers.instant-waiting").count() == 1
     finally:
         os.kill(server.pid, signal.SIGCONT)
     page.wait_for_selector(".instant-place-block:not(.instant-waiting)")
-    assert_shows(page, ExplorerState(depth=30, block=11))
+    assert_shows(page, ExplorerState(scenario="not_confirmed", depth=30, block=21))
     set_depth(page, 3)  # a stack shallower than the block shows its last block (sent with 1-10), and says so
     page.wait_for_selector(".instant-place-block:not(.instant-waiting)")
-    assert_shows(page, ExplorerState(depth=3, block=11))
+    assert_shows(page, ExplorerState(scenario="not_confirmed", depth=3, block=21))
     assert page.get_by_text(Text("en")("explorer.block_clamped", depth=3)).count() == 1
-    page.wait_for_function("() => location.search.includes('block=11') && location.search.includes('depth=3')")
+    page.wait_for_function("() => location.search.includes('block=21') && location.search.includes('depth=3')")
+    assert_healthy(page)
+
+
+TENS_HELD = "() => JSON.parse(document.querySelector('.instant-explorer').dataset.tens || '[]')"
+
+
+def test_once_the_tens_beside_are_built_stepping_across_a_tens_edge_needs_no_server(page, app_url):
+    """Moving the block in focus has the server build the ten beside (11-20) in the background; the
+    next report-back sends it, and block 10 to 11 is then drawn with the server paused."""
+    open_app(page, f"{app_url}/?lang=zh&scenario=not_confirmed&depth=40")
+    deadline = time.monotonic() + 60
+    for block in itertools.cycle((9, 10)):
+        set_depth(page, block, key="block")
+        page.wait_for_timeout(300)
+        if 11 in page.evaluate(TENS_HELD) or time.monotonic() > deadline:
+            break
+    assert page.evaluate(TENS_HELD) == [1, 11]
+    server = SERVER["process"]
+    os.kill(server.pid, signal.SIGSTOP)
+    try:
+        set_depth(page, 11, key="block")
+        assert page.locator(".instant-waiting").count() == 0
+        assert_shows(page, ExplorerState(scenario="not_confirmed", depth=40, block=11), "zh")
+    finally:
+        os.kill(server.pid, signal.SIGCONT)
+    page.wait_for_function("() => location.search.includes('block=11')")
+    page.wait_for_function(f"() => ({TENS_HELD})()[0] === 11")  # the server sent the tens around block 11
     assert_healthy(page)
 
 
