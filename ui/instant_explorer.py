@@ -9,6 +9,7 @@ block in focus moving to another ten of blocks (``ui.instant_tens``) sends the t
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -94,6 +95,13 @@ def _in_fragment_run() -> bool:
     return bool(ctx and ctx.fragment_ids_this_run)
 
 
+@functools.lru_cache(maxsize=64)
+def _room_for_tens(look: ExplorerState, lang: str) -> int:
+    """What a message has room for beside the payload (a report-back looks it up without hashing
+    the sentence as Streamlit's cache does, about 1 ms)."""
+    return MESSAGE_ROOM - len(packed_payload(look, lang))
+
+
 def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, sent: tuple, first: int) -> bytes:
     """The component's data, as JSON in UTF-8 bytes, kept in the session for what it was ``sent``
     for (the sentence, look, language, controls and the view it opened on) and the tens of blocks
@@ -101,13 +109,12 @@ def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, sent: tu
     report-back rerun sends the same bytes, which Streamlit neither serializes nor canonicalizes
     again (a dict of 0.3 MB costs it 2-3 ms a run; the browser parses the JSON)."""
     look, opened_on = sent[0], dict(sent[3])
-    ahead = packed_payload(look, t.lang)
-    tens = tens_to_send(look, t.lang, first, MESSAGE_ROOM - len(ahead))
+    tens = tens_to_send(look, t.lang, first, _room_for_tens(look, t.lang))
     kept = st.session_state.get(SENT_AHEAD)
     if kept is not None and kept[0] == (sent, tuple(tens)):
         return kept[1]
     data = {
-        "payload": ahead,
+        "payload": packed_payload(look, t.lang),
         "blocks": list(tens.values()),
         "controls": [_spec(c, t) for c in controls],
         "texts": {"controls": t("explorer.controls"), "block_controls": t("explorer.block_controls"),
