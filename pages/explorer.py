@@ -4,7 +4,7 @@ The switches, the depth, the block and stage in focus, the verdict, the three fi
 numbers of the block in focus are the instant Explorer (``ui/instant_explorer.py``): they change in
 the browser. The sentence is Streamlit's; the page keeps the URL in step with the view the browser
 reports, and a report reruns only the fragment that keeps the URL and the CSV download (and sends
-the block views of another ten blocks when the block in focus leaves the ten sent)."""
+the block views of another ten blocks when the block in focus moves to a ten not yet sent)."""
 
 from functools import partial
 

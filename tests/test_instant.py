@@ -4,10 +4,13 @@ the URL and the words, is checked, and rebuilds nothing."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 import math
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -15,9 +18,12 @@ import pytest
 from explorer_view import component_data, entry, report, shown, unpack, view
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from streamlit.commands import execution_control
+from streamlit.runtime.scriptrunner import ScriptRunContext
 from streamlit.testing.v1 import AppTest
 from test_cuts import plain
 
+import ui.instant_explorer as instant_explorer
 from blockstab.scenario import PRESETS
 from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
 from ui.examples import markdown_text, plain_text, visible
@@ -163,3 +169,16 @@ def test_the_controls_are_labelled_from_the_catalogs(lang):
     assert [c["label"] for c in controls] == [t(f"control.{c['key']}") for c in controls]
     (kind,) = [c for c in controls if c["key"] == "norm_kind"]
     assert kind["options"] == [[option, t(f"option.norm_kind.{option}")] for option in ("rmsnorm", "layernorm")]
+
+
+def test_a_report_back_is_told_from_a_whole_run_as_streamlit_itself_tells_it(monkeypatch):
+    """A ten of blocks not yet built is built after the fragment's other elements are sent, then
+    the fragment reruns (``st.rerun(scope="fragment")``), which Streamlit allows only in a
+    fragment's own rerun: the page reads that from the attribute Streamlit's check reads. If
+    Streamlit renames or stops reading it, this fails rather than the deferral silently stopping."""
+    assert "fragment_ids_this_run" in {field.name for field in dataclasses.fields(ScriptRunContext)}
+    assert "ctx.fragment_ids_this_run" in inspect.getsource(execution_control._new_fragment_id_queue)
+    for ctx, fragment_run in ((None, False), (SimpleNamespace(fragment_ids_this_run=[]), False),
+                              (SimpleNamespace(fragment_ids_this_run=["switched"]), True)):
+        monkeypatch.setattr(instant_explorer, "get_script_run_ctx", lambda ctx=ctx: ctx)
+        assert instant_explorer._in_fragment_run() is fragment_run

@@ -227,8 +227,9 @@ function sources(mount, view) {
   const ten = mount.tens.find((t) => shown >= t.first && shown < t.first + t.numbers_titles.length);
   const at = ten && shown - ten.first;
   const block = ten ? { ...ten.settings[settingKey(view)].blocks[at], title: ten.numbers_titles[at] } : null;
-  const blockView = block ? [setting.block, block.stages[view.focus]] : [null];
-  return { setting, block, of: { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut], block: blockView } };
+  const of = { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut],
+    block: block ? [setting.block, block.stages[view.focus]] : [null] };
+  return { setting, block, of };
 }
 
 function figureOf(name, source, font) {

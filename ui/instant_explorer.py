@@ -13,6 +13,7 @@ import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlencode
 
 import plotly
@@ -28,13 +29,34 @@ from .text import Text
 
 HERE = Path(__file__).parent
 KEY = "instant_explorer"
-SENT_AHEAD = "instant_sent_ahead"  # (what it was built for, the component's data as bytes)
+SENT_AHEAD = "instant_sent_ahead"  # the component's data kept in the session (Kept)
 BESIDE = "instant_built_beside"  # what the tens beside were last built for, in this session
 PLOTLY_ASSETS = "blockstab.plotly"  # served at /_stcore/bidi-components/blockstab.plotly/plotly.min.js
 PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": True,
                "toImageButtonOptions": {"format": "png", "scale": 2}}
 INSTANT = tuple(c for c in CONTROLS if c.instant)
 MESSAGE_ROOM = 900_000  # bytes of the payload and the tens in one message (at most 1 MB: .streamlit/config.toml)
+
+
+class Mount(NamedTuple):
+    """What the component's data is built for: the sentence and look
+    (:func:`ui.instant.sentence_and_look`), the language, the controls drawn in the browser and the
+    view it opened on (as items)."""
+
+    look: ExplorerState
+    lang: str
+    controls: tuple[Control, ...]
+    opened_on: tuple[tuple[str, object], ...]
+
+
+class Kept(NamedTuple):
+    """The component's data as sent, kept in the session: what it was built for, the first blocks
+    of the tens of blocks it holds (``ui.instant_tens``) and the data, as JSON in UTF-8 bytes."""
+
+    mount: Mount
+    tens: tuple[int, ...]
+    data: bytes
+
 
 component = st.components.v2.component("blockstab.instant", js=(HERE / "instant.js").read_text(encoding="utf-8"),
                                        css=(HERE / "instant.css").read_text(encoding="utf-8"), isolate_styles=False)
@@ -73,24 +95,26 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
     if not mounted:  # it opens on this view, and keeps its own from then on
         st.session_state["instant_opened_on"] = view
     opened_on = st.session_state.get("instant_opened_on", view)
-    look, first = sentence_and_look(state), blocks_sent(state.shown_block)
-    sent = (look, t.lang, tuple(controls), tuple(opened_on.items()))
+    mount = Mount(sentence_and_look(state), t.lang, tuple(controls), tuple(opened_on.items()))
+    first = blocks_sent(state.shown_block)
     kept = st.session_state.get(SENT_AHEAD)
-    later = built_ten(look, t.lang, first) is None and kept is not None and kept[0][0] == sent and _in_fragment_run()
-    data = kept[1] if later else _sent_ahead(state, controls, t, sent, first)
+    later = (kept is not None and kept.mount == mount and _in_fragment_run()
+             and built_ten(mount.look, t.lang, first) is None)
+    data = kept.data if later else _sent_ahead(mount, first, t)
     # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
     # key only for a component event with a callback.
     component(key=KEY, data=data, default={"view": view}, on_view_change=lambda: None)
     if later:  # the ten of the block in focus, kept for the rerun that sends it
-        _sent_ahead(state, controls, t, sent, first)
+        _sent_ahead(mount, first, t)
         st.rerun(scope="fragment")
     looking = state.block != opened_on["block"]  # through the blocks: have the tens beside ready
-    if looking and st.session_state.get(BESIDE) != (sent, first) and build_beside(look, t.lang, first):
-        st.session_state[BESIDE] = sent, first
+    if looking and st.session_state.get(BESIDE) != (mount, first) and build_beside(mount.look, t.lang, first):
+        st.session_state[BESIDE] = mount, first
 
 
 def _in_fragment_run() -> bool:
-    """Whether this run is a fragment's rerun (a report-back), not the whole page's."""
+    """Whether this run is a fragment's rerun (a report-back), not the whole page's: Streamlit's
+    own test for allowing ``st.rerun(scope="fragment")`` (tests/test_instant.py pins it)."""
     ctx = get_script_run_ctx()
     return bool(ctx and ctx.fragment_ids_this_run)
 
@@ -102,35 +126,35 @@ def _room_for_tens(look: ExplorerState, lang: str) -> int:
     return MESSAGE_ROOM - len(packed_payload(look, lang))
 
 
-def _sent_ahead(state: ExplorerState, controls: list[Control], t: Text, sent: tuple, first: int) -> bytes:
-    """The component's data, as JSON in UTF-8 bytes, kept in the session for what it was ``sent``
-    for (the sentence, look, language, controls and the view it opened on) and the tens of blocks
-    it holds (``ui.instant_tens``: the ten from ``first`` and those beside it that are built): a
-    report-back rerun sends the same bytes, which Streamlit neither serializes nor canonicalizes
-    again (a dict of 0.3 MB costs it 2-3 ms a run; the browser parses the JSON)."""
-    look, opened_on = sent[0], dict(sent[3])
-    tens = tens_to_send(look, t.lang, first, _room_for_tens(look, t.lang))
+def _sent_ahead(mount: Mount, first: int, t: Text) -> bytes:
+    """The component's data for ``mount`` with the tens of blocks from ``first``
+    (``ui.instant_tens``: that ten and those beside it that are built), as JSON in UTF-8 bytes, kept
+    in the session (:class:`Kept`): a report-back rerun sends the same bytes, which Streamlit neither
+    serializes nor canonicalizes again (a dict of 0.3 MB costs it 2-3 ms a run; the browser parses
+    the JSON)."""
+    tens = tens_to_send(mount.look, t.lang, first, _room_for_tens(mount.look, t.lang))
     kept = st.session_state.get(SENT_AHEAD)
-    if kept is not None and kept[0] == (sent, tuple(tens)):
-        return kept[1]
+    if kept is not None and (kept.mount, kept.tens) == (mount, tuple(tens)):
+        return kept.data
+    projector = mount.look.projector
     data = {
-        "payload": packed_payload(look, t.lang),
+        "payload": packed_payload(mount.look, t.lang),
         "blocks": list(tens.values()),
-        "controls": [_spec(c, t) for c in controls],
+        "controls": [_spec(c, t) for c in mount.controls],
         "texts": {"controls": t("explorer.controls"), "block_controls": t("explorer.block_controls"),
                   # projector mode: a line in the verdict's box, so the figures stay on the screen
-                  "layernorm_2d": t("explorer.layernorm_2d_short") if state.projector else t("explorer.layernorm_2d"),
+                  "layernorm_2d": t("explorer.layernorm_2d_short") if projector else t("explorer.layernorm_2d"),
                   "why_link": t("explorer.why_link"), "why_href": "/geometry?" + urlencode({"lang": t.lang}),
                   "rmsnorm_note": t("explorer.rmsnorm_note"), "course_match": t("explorer.course_match"),
                   # by depth: a stack shallower than the block in focus shows its last block
                   "block_clamped": [t("explorer.block_clamped", depth=n) for n in range(1, MAX_EXPLORER_DEPTH + 1)]},
-        "projector": state.projector,
+        "projector": projector,
         "config": PLOT_CONFIG,
-        "controls_for": f"{t.lang}-{state.projector}-{','.join(c.key for c in controls)}",  # redrawn when it changes
-        "view": opened_on,
+        "controls_for": f"{t.lang}-{projector}-{','.join(c.key for c in mount.controls)}",  # redrawn when it changes
+        "view": dict(mount.opened_on),
     }
     encoded = json.dumps(data, allow_nan=False).encode()
-    st.session_state[SENT_AHEAD] = (sent, tuple(tens)), encoded
+    st.session_state[SENT_AHEAD] = Kept(mount, tuple(tens), encoded)
     return encoded
 
 
