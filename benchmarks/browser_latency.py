@@ -17,7 +17,8 @@ headless) and drives Debian's headless Chromium. Chromium resolves no host but l
     The instant Explorer keeps the charts it drew and draws the depths on either side ahead in idle
     time, so a switch back and a step along depth at this pace are swaps. Ours alone: ``residual_new``,
     a residual switch right after a jump to a depth far from any drawn (charts never drawn, while
-    the depths beside the jump are being drawn ahead), and ``depth_hold``, depth +1 steps with no
+    the depths beside the jump are being drawn ahead), ``residual_paused``, the same after a pause
+    of PAUSED_S (the switch flipped is drawn ahead after a pause), and ``depth_hold``, depth +1 steps with no
     pause (a held arrow key outrunning the drawing ahead); ``stage``, the stage in focus switched
     between two, and ``block_alt``, the block in focus +-1 (both change the block view only).
 (b) scrub: the tour's 'Across depth' chart's Plotly slider, a click on its rail, and the same
@@ -46,8 +47,10 @@ import harness as h  # noqa: E402
 LOCAL_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"
 OURS_PAGES = ["/", "/walk", "/case", "/practice", "/geometry", "/teach"]
 PAUSE_S = 0.25  # between two interactions, so each starts from an idle page
-KINDS = ["residual", "residual_new", "norm", "placement", "depth_alt", "depth_walk", "depth_hold", "stage", "block_alt"]
-OURS_ONLY = ("residual_new", "depth_hold", "stage", "block_alt")
+KINDS = ["residual", "residual_new", "residual_paused", "norm", "placement", "depth_alt", "depth_walk", "depth_hold",
+         "stage", "block_alt"]
+OURS_ONLY = ("residual_new", "residual_paused", "depth_hold", "stage", "block_alt")
+PAUSED_S = 2.0  # residual_paused: a teacher's pause between moving the depth and flipping the switch
 FAR_DEPTHS = [2 + (37 * i) % 97 for i in range(97)]  # 2..98, consecutive ones at least 11 apart
 SET_DEPTH = """n => { const r = document.querySelector('#instant-depth'); r.value = String(n);
   r.dispatchEvent(new Event('input', {bubbles: true})); r.dispatchEvent(new Event('change', {bubbles: true})); }"""
@@ -86,10 +89,15 @@ class App:
     def action(self, kind: str, i: int):
         """(prepare, act) for the i-th interaction of ``kind``; prepare runs before the probe is armed."""
         page = self.page
-        if kind == "residual_new":  # a jump to a depth not drawn first (not measured), then the switch
+        if kind in ("residual_new", "residual_paused"):  # a jump to a depth not drawn (not measured), the switch
             _, switch = self.action("residual", i)
-            depth = FAR_DEPTHS[i % len(FAR_DEPTHS)]
-            return lambda: (page.evaluate(SET_DEPTH, depth), page.wait_for_function(DEPTH_DRAWN)), switch
+            depth, pause = FAR_DEPTHS[i % len(FAR_DEPTHS)], PAUSED_S if kind == "residual_paused" else 0
+
+            def jump() -> None:
+                page.evaluate(SET_DEPTH, depth)
+                page.wait_for_function(DEPTH_DRAWN)
+                time.sleep(pause)
+            return jump, switch
         if kind in ("residual", "norm", "placement", "stage"):
             label = self.labels[kind] if kind in ("residual", "norm") else self.labels[kind][i % 2]
             where = page.locator(".instant-block-controls" if kind == "stage" else "body")

@@ -5,7 +5,7 @@
 // blocks at a time, the ten of the block in focus and the tens beside it), applying a cut (the twin
 // of ui/views/cut.py's apply_cut), drawing with the app's own copy of Plotly.js, keeping the last
 // figures it drew (going back to one is a swap of the drawn chart, not a redraw), drawing the next
-// depths ahead in idle time, and reporting the view back so the server can keep the URL (and send
+// depths and, after a pause, the residual switch flipped ahead in idle time, and reporting the view back so the server can keep the URL (and send
 // the tens around another block). It computes no science: every number and sentence it shows was
 // computed in Python.
 
@@ -262,20 +262,32 @@ async function draw(mount, data) {
   requestIdleCallback(() => drawAhead(mount, data, generation));
 }
 
-// In idle time after a draw, one chart per idle callback while nothing else happened: the depth and
-// readouts charts one depth on either side (the way the depth last moved first), drawn off the page
-// at their place's width and kept, so the next step along depth is a swap.
-async function drawAhead(mount, data, generation) {
-  const depth = data.controls.find((spec) => spec.key === "depth");
-  if (generation !== mount.generation || !depth) return;
+// In idle time after a draw, one chart per idle callback while nothing else happened: the charts of
+// the views a student most likely asks for next, drawn off the page at their place's width and
+// kept, so that view is a swap: one depth on either side (the way the depth last moved first), then,
+// once nothing has happened for SETTLED_MS (a pause, not a walk along depth), the residual switch
+// flipped (the classroom's first question).
+const SETTLED_MS = 500;
+async function drawAhead(mount, data, generation, settled = false) {
+  if (generation !== mount.generation) return;
   const view = mount.view;
-  for (const next of [view.depth + mount.step, view.depth - mount.step]) {
-    if (next < depth.low || next > depth.high) continue;
-    const { of } = sources(mount, { ...view, depth: next });
-    for (const name of ["depth", "readouts"]) {
+  const has = (key) => data.controls.find((spec) => spec.key === key);
+  const depth = has("depth");
+  const next = [view.depth + mount.step, view.depth - mount.step].filter((n) => depth && n >= depth.low && n <= depth.high)
+    .map((n) => [{ ...view, depth: n }, false]);
+  if (has("residual")) next.push([{ ...view, residual: !view.residual }, true]);
+  for (const [ahead, afterPause] of next) {
+    const { of } = sources(mount, ahead);
+    for (const name of ["depth", "readouts", "block"]) {
       const width = mount.parts.figures[name].clientWidth;
       const kept = mount.kept[name] ?? [];
-      if (kept[0]?.width !== width || kept.some((k) => of[name].every((part, i) => part === k.source[i]))) continue;
+      if (!of[name][0] || kept[0]?.width !== width || kept.some((k) => of[name].every((part, i) => part === k.source[i]))) {
+        continue;
+      }
+      if (afterPause && !settled) {
+        setTimeout(() => requestIdleCallback(() => drawAhead(mount, data, generation, true)), SETTLED_MS);
+        return;
+      }
       const [chart] = take(kept, name, of[name], width);
       const offPage = (mount.offPage ??= document.body.appendChild(element("div", { "aria-hidden": "true",
         style: "position: fixed; left: -10000px; top: 0; visibility: hidden" })));
@@ -287,11 +299,11 @@ async function drawAhead(mount, data, generation) {
       const now = mount.kept[name]; // (a switch or new data may have replaced the list meanwhile)
       if (now?.[0]?.width === width) now.splice(1, 0, chart); // after the chart shown
       else window.Plotly.purge(chart.gd);
-      requestIdleCallback(() => drawAhead(mount, data, generation));
+      requestIdleCallback(() => drawAhead(mount, data, generation, settled));
       return;
     }
   }
-  mount.root.dataset.ahead = JSON.stringify(view); // its neighbours along depth are drawn (browser tests)
+  mount.root.dataset.ahead = JSON.stringify(view); // the views beside it are drawn (browser tests)
 }
 
 function forget(mount) { // the charts drawn for another sentence, language or look

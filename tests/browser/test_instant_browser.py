@@ -358,9 +358,10 @@ AHEAD_OF = """depth => { const e = document.querySelector('.instant-explorer');
   return e.dataset.ahead && JSON.parse(e.dataset.ahead).depth === depth; }"""
 
 
-def test_the_next_depths_are_drawn_ahead_so_a_step_along_depth_draws_nothing(page, app_url):
-    """In idle time the Explorer draws the depths on either side off the page: a step to one is a
-    swap of charts drawn with the engine's numbers, and nothing is drawn on the page."""
+def test_the_next_depths_and_the_residual_flipped_are_drawn_ahead_so_those_steps_draw_nothing(page, app_url):
+    """In idle time the Explorer draws the depths on either side off the page, and after a pause
+    the residual switch flipped: a step to one of them is a swap of charts drawn with the engine's
+    numbers, and nothing is drawn on the page; another setting is drawn when asked for."""
     open_app(page, f"{app_url}/?lang=en")
     page.wait_for_function(AHEAD_OF, arg=24)
     page.evaluate(COUNT_SHOWN_DRAWS)
@@ -372,7 +373,11 @@ def test_the_next_depths_are_drawn_ahead_so_a_step_along_depth_draws_nothing(pag
         assert page.evaluate(CHARTS_NOW + ".length") == 3
         assert_shows(page, ExplorerState(depth=depth))
         page.wait_for_function(AHEAD_OF, arg=depth)
-    click_label(page, Text("en")("control.residual"))  # another setting: not drawn ahead
+    click_label(page, Text("en")("control.residual"))
     wait_for_view(page, residual=False)
+    assert page.evaluate("() => window.__shownDraws") == 0
+    assert_shows(page, ExplorerState(residual=False, depth=24))
+    click_label(page, Text("en")("control.norm"))  # another setting: not drawn ahead
+    wait_for_view(page, residual=False, norm=False)
     assert page.evaluate("() => window.__shownDraws") == 3
     assert_healthy(page)
