@@ -22,6 +22,7 @@ from blockstab.lesson import ACTION_TOKEN, COURSE_TABLE, SCENARIOS
 from blockstab.readouts import distinct_tokens
 from blockstab.scenario import Scenario
 from ui.controls import APP_CONTROLS, BY_KEY, CONTROLS, STAGE_FOCUS, ExplorerState, check_query
+from ui.numbers import fixed
 from ui.text import LANGUAGES, Text, catalog
 from ui.views import FIGURES, explore, figure_state
 from ui.views.block import block_figure
@@ -301,6 +302,21 @@ def test_stage_rows_list_every_stage_of_the_shown_block(lang, placement):
             assert row[t("scenario." + scenario)] == f"[{v[0]:.3f}, {v[1]:.3f}]"
             assert float(row[t("table.length") + " · " + t("scenario." + scenario)]) == pytest.approx(
                 np.hypot(*v), abs=5e-4)
+
+
+@LANGS
+def test_a_vector_that_blew_up_has_its_length_written_as_its_coordinates_are(lang):
+    """Without normalization the vectors reach 10⁷⁸ by block 41: its length is written with a power
+    of ten like its coordinates, not as an 80-digit number no projector can show."""
+    t = Text(lang)
+    state = ExplorerState(norm=False, depth=41, block=41)
+    result = explore(state)
+    rows = stage_rows(state, result, t)
+    lengths = [row[t("table.length") + " · " + t("scenario." + s)] for row in rows for s in state.scenarios]
+    values = result.trace.values[40, :, :, ACTION_TOKEN]
+    assert np.hypot(values[..., 0], values[..., 1]).min() > 1e40  # the case this test is about
+    assert lengths == [fixed(float(np.hypot(*values[i, b]))) for i in range(len(rows)) for b in range(2)]
+    assert all(" × 10" in length and len(length) <= 12 for length in lengths)
 
 
 @pytest.mark.parametrize("state", [ExplorerState(), ExplorerState(scenario="confirmed", depth=3),

@@ -13,7 +13,7 @@ from blockstab.scenario import LESSON
 
 from ..controls import ExplorerState
 from ..examples import markdown_text, side_name
-from ..numbers import vector_text
+from ..numbers import fixed, vector_text
 from ..text import Text
 from .block import stage_label
 from .exploration import Exploration
@@ -38,7 +38,7 @@ def stage_rows(state: ExplorerState, result: Exploration, t: Text) -> list[dict]
             v = result.trace.values[block, i, b, state.example.action]
             name = side_name(state.example, scenario, t)
             row[name] = vector_text(v)
-            row[t("table.length") + " · " + name] = f"{np.hypot(*v):.3f}"
+            row[t("table.length") + " · " + name] = fixed(float(np.hypot(*v)))
         rows.append(row)
     return rows
 
