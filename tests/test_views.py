@@ -22,7 +22,7 @@ from blockstab.lesson import ACTION_TOKEN, COURSE_TABLE, SCENARIOS
 from blockstab.readouts import distinct_tokens
 from blockstab.scenario import Scenario
 from ui.controls import APP_CONTROLS, BY_KEY, CONTROLS, STAGE_FOCUS, ExplorerState, check_query
-from ui.numbers import fixed
+from ui.numbers import fixed, vector_text
 from ui.text import LANGUAGES, Text, catalog
 from ui.views import FIGURES, explore, figure_state
 from ui.views.block import block_figure
@@ -318,6 +318,34 @@ def test_a_vector_that_blew_up_has_its_length_written_as_its_coordinates_are(lan
     assert lengths == [fixed(float(np.hypot(*values[i, b]))) for i in range(len(rows)) for b in range(2)]
     assert all(" × 10" in length and len(length) <= 12 for length in lengths)
 
+
+
+@LANGS
+@pytest.mark.parametrize("state", [ExplorerState(), ExplorerState(norm=False, depth=41, block=41),
+                                   ExplorerState(norm=False, depth=100, block=100)],
+                         ids=["default", "blown_up", "overflow"])
+def test_a_hover_writes_every_vector_as_the_table_does(lang, state):
+    """Plotly's ``.3f`` writes 10⁷⁸ out in 79 digits: a trace hovers its points by that format only
+    while every coordinate is under 10⁴, and otherwise shows each point as ``vector_text`` writes
+    it, the block view's arrows and the depth view's paths alike."""
+    t = Text(lang)
+    result = explore(state)
+    for fig in (block_figure(state, result, t), depth_figure(state, result, t)):
+        for trace in fig.data:
+            template = trace.hovertemplate or ""
+            points = np.column_stack([np.asarray(trace.x, dtype=float), np.asarray(trace.y, dtype=float)]) \
+                if trace.x is not None else np.zeros((0, 2))
+            if "%{x:.3f}" in template:
+                assert np.all(np.abs(points) < 1e4)
+            elif "%{customdata}" in template:
+                assert list(trace.customdata) == [vector_text(p) for p in points]
+            elif "%{customdata[1]}" in template:  # the depth view's path: (block, vector) per block
+                assert [list(c) for c in trace.customdata] == [[i, vector_text(p)] for i, p in enumerate(points)]
+    path = result.trace.stream[:, :, state.example.action]
+    shown = [c[1] for trace in depth_figure(state, result, t).data if trace.customdata is not None
+             for c in trace.customdata]
+    assert len(shown) == path.shape[0] * path.shape[1]
+    assert any(" × 10" in c or "∞" in c for c in shown) == bool(np.nanmax(np.abs(path)) >= 1e4)
 
 @pytest.mark.parametrize("state", [ExplorerState(), ExplorerState(scenario="confirmed", depth=3),
                                    ExplorerState(placement="pre", depth=1), ExplorerState(norm=False, depth=100)],

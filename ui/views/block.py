@@ -31,6 +31,7 @@ from .style import (
     title_pad,
     top_margin,
     wrap,
+    xy_hover,
 )
 
 PHONE_PLANE = 270  # px: the plot's width on a 390 px phone
@@ -132,7 +133,7 @@ def block_cut(state: ExplorerState, result: Exploration, t: Text) -> dict:
                 "line": {"color": colour, "width": s["line"] * (1.6 if focused else 0.6),
                          "dash": "solid" if focused else "dot"},
                 "marker": {"size": [0, s["marker"] if focused else s["marker"] / 2], "color": colour},
-                "meta": label, "hovertemplate": "%{meta}<br>[%{x:.3f}, %{y:.3f}]<extra></extra>",
+                "meta": label, **xy_hover([start, end], "%{meta}<br>"),
             })
             if focused:  # one value per sentence: more would print over each other on a small chart
                 value = result.trace.values[state.shown_block - 1, cfg.stages.index(stage), row, state.example.action]

@@ -15,7 +15,7 @@ from blockstab.readouts import settled_block, token_groups
 
 from ..controls import ExplorerState
 from ..examples import plotly_text, side_name, token_labels
-from ..numbers import readable
+from ..numbers import readable, vector_text
 from ..text import Text
 from ..verdicts import OWN_DIRECTION, VANISHED
 from .cut import apply_cut
@@ -127,8 +127,9 @@ def depth_plane(state: ExplorerState, result: Exploration, t: Text, frames: list
             "marker": {"size": _path_marker(state), "color": blocks, "colorscale": "Viridis",
                        "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block"), "font": {"color": INK}},
                                                            "tickfont": {"color": INK}, "x": 1.02, "tick0": 0}},
-            "customdata": blocks,
-            "hovertemplate": t("hover.block") + " %{customdata}: [%{x:.3f}, %{y:.3f}]<extra></extra>",
+            # each block's vector written as the course writes it (ui.numbers: 7.89 × 10⁷⁸, not 79 digits)
+            "customdata": [[int(b), vector_text(p)] for b, p in zip(blocks, path, strict=True)],
+            "hovertemplate": t("hover.block") + " %{customdata[0]}: %{customdata[1]}<extra></extra>",
         })
     for scenario in state.scenarios:
         data.append({"type": "scatter", "mode": "markers+text", "hoverinfo": "text", "cliponaxis": False,

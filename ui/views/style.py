@@ -15,6 +15,7 @@ from blockstab.scenario import LESSON
 
 from ..controls import ExplorerState
 from ..examples import axis_names, plotly_text
+from ..numbers import LARGE, vector_text
 from ..text import Text
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
@@ -78,6 +79,17 @@ def _pieces(text: str) -> list[str]:
         else:
             pieces[-1] += c
     return pieces
+
+
+def xy_hover(points, before: str) -> dict:
+    """A trace's hover for its points (n x 2) after ``before``, as the course writes a vector:
+    ``[1.026, 1.978]`` by Plotly's own format, or, once a coordinate reaches 10⁴, each point
+    written by :func:`ui.numbers.vector_text` (``[-7.89 × 10⁷⁸, 6.93 × 10⁷⁷]``): Plotly's format would
+    write out all 79 digits. Trace properties."""
+    points = np.asarray(points, dtype=float)
+    if np.all(np.abs(points) < LARGE):
+        return {"hovertemplate": before + "[%{x:.3f}, %{y:.3f}]<extra></extra>"}
+    return {"customdata": [vector_text(p) for p in points], "hovertemplate": before + "%{customdata}<extra></extra>"}
 
 
 def log_axis(values: np.ndarray, floor: float) -> dict:
