@@ -72,10 +72,10 @@ def main() -> None:
     with foreign:
         times = asyncio.run(interleaved(apps, max(5, args.rounds), args.pause))
     print(f"\nrerun request to script_finished, {args.rounds} each, apps interleaved; {foreign.summary()}")
-    print(h.HEADER)
+    print("; ".join(name for name in times) + "\n" + h.HEADER)
     for name, changes in times.items():
         for change, values in changes.items():
-            print(h.fmt_row(f"{name[:34]} {change}", values))
+            print(h.fmt_row(f"{name.split(' (')[0]} {change}", values))
     base = [v for values in times[apps[-1][0]].values() for v in values]
     for name, changes in list(times.items())[:-1]:
         ours = [v for values in changes.values() for v in values]

@@ -4,10 +4,10 @@
 // view's frame; ui/instant_tens.py: a cut per block and stage and each block's numbers table, ten
 // blocks at a time, the ten of the block in focus and the tens beside it), applying a cut (the twin
 // of ui/views/cut.py's apply_cut), drawing with the app's own copy of Plotly.js, keeping the last
-// figures it drew (going back to one is a swap of the drawn chart, not a redraw), drawing the next
-// depths and, after a pause, the residual switch flipped ahead in idle time, and reporting the view back so the server can keep the URL (and send
-// the tens around another block). It computes no science: every number and sentence it shows was
-// computed in Python.
+// figures it drew (going back to one is a swap of the drawn chart, not a redraw), drawing ahead in
+// idle time (the next depths and, after a pause, the residual switch flipped), and reporting the
+// view back so the server can keep the URL (and send the tens around another block). It computes
+// no science: every number and sentence it shows was computed in Python.
 
 const PLOTLY = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js";
 const ALONG_DEPTH = ["x", "y", "customdata"];
@@ -273,17 +273,16 @@ async function drawAhead(mount, data, generation, settled = false) {
   const view = mount.view;
   const has = (key) => data.controls.find((spec) => spec.key === key);
   const depth = has("depth");
-  const next = [view.depth + mount.step, view.depth - mount.step].filter((n) => depth && n >= depth.low && n <= depth.high)
-    .map((n) => [{ ...view, depth: n }, false]);
+  const next = [view.depth + mount.step, view.depth - mount.step]
+    .filter((n) => depth && n >= depth.low && n <= depth.high).map((n) => [{ ...view, depth: n }, false]);
   if (has("residual")) next.push([{ ...view, residual: !view.residual }, true]);
   for (const [ahead, afterPause] of next) {
     const { of } = sources(mount, ahead);
     for (const name of ["depth", "readouts", "block"]) {
       const width = mount.parts.figures[name].clientWidth;
       const kept = mount.kept[name] ?? [];
-      if (!of[name][0] || kept[0]?.width !== width || kept.some((k) => of[name].every((part, i) => part === k.source[i]))) {
-        continue;
-      }
+      const drawn = kept.some((k) => of[name].every((part, i) => part === k.source[i]));
+      if (!of[name][0] || kept[0]?.width !== width || drawn) continue;
       if (afterPause && !settled) {
         setTimeout(() => requestIdleCallback(() => drawAhead(mount, data, generation, true)), SETTLED_MS);
         return;
