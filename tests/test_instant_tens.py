@@ -1,8 +1,10 @@
-"""The tens of blocks the instant Explorer sends (ui/instant_tens.py): which are sent, what is kept,
-what is built beside, and that the largest sentence the editor allows still fits one message."""
+"""The tens of blocks the instant Explorer sends (ui/instant_tens.py): which are sent, what is kept
+(in memory and as the files the browser fetches), what is built around, and that the largest
+sentence the editor allows still fits one message."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 
@@ -17,7 +19,23 @@ import ui.instant_tens as tens
 from blockstab.scenario import MAX_LABEL, MAX_TOKENS, Scenario, Token, encode
 from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
 from ui.instant import sentence_and_look
-from ui.instant_tens import BLOCKS_SENT, beside, blocks_sent, build_beside, built_ten, packed_ten, tens_to_send
+from ui.instant_tens import (
+    BLOCKS_SENT,
+    TENS_ROUTE,
+    around,
+    beside,
+    blocks_sent,
+    build_around,
+    build_in_worker,
+    built_ten,
+    index_file,
+    packed_ten,
+    packed_ten_of_blocks,
+    ten_file,
+    ten_url,
+    tens_folder,
+    tens_to_send,
+)
 
 
 @given(st.integers(1, MAX_EXPLORER_DEPTH))
@@ -28,13 +46,23 @@ def test_a_block_is_in_the_ten_from_its_first_and_the_tens_beside_exist(block):
     assert len(beside(first)) == (1 if first in (1, blocks_sent(MAX_EXPLORER_DEPTH)) else 2)
 
 
+@given(st.sampled_from(range(1, MAX_EXPLORER_DEPTH + 1, BLOCKS_SENT)))
+def test_around_a_ten_is_every_other_ten_nearest_first_the_tens_beside_leading(first):
+    order = around(first)
+    assert sorted(order + [first]) == list(range(1, MAX_EXPLORER_DEPTH + 1, BLOCKS_SENT))
+    assert [abs(n - first) for n in order] == sorted(abs(n - first) for n in order)
+    assert order[:len(beside(first))] == beside(first)
+
+
 @pytest.fixture
 def cheap(monkeypatch):
-    """Tens that are cheap to build (their first block, as text), kept afresh; the builds counted."""
+    """Tens that are cheap to build (their first block, as text), kept afresh, built ahead in this
+    process; the builds counted."""
     built = []
     monkeypatch.setattr(tens, "_kept", OrderedDict())
     monkeypatch.setattr(tens, "packed", lambda ten: f"ten-{ten}")
     monkeypatch.setattr(tens, "ten_of_blocks", lambda look, t, first: built.append(first) or first)
+    monkeypatch.setattr(tens, "build_in_worker", packed_ten_of_blocks)
     return built
 
 
@@ -69,15 +97,65 @@ def test_only_the_most_recently_used_tens_are_kept(cheap, monkeypatch):
     assert [built_ten(LOOK, "en", n) is not None for n in (1, 11, 21, 31)] == [True, False, True, True]
 
 
-def test_the_tens_beside_are_built_in_the_background_one_build_at_a_time(cheap, monkeypatch):
+def test_the_tens_around_are_built_in_the_background_one_build_at_a_time_the_nearest_first(cheap, monkeypatch):
+    packed_ten(LOOK, "en", 61)  # built already: not built again
     hold = threading.Event()
     monkeypatch.setattr(tens, "ten_of_blocks", lambda look, t, first: hold.wait(10) and cheap.append(first) or first)
-    assert build_beside(LOOK, "en", 41)
-    assert not build_beside(LOOK, "en", 71)  # one is running: no second build, nothing queued
+    assert build_around(LOOK, "en", 41)
+    assert not build_around(LOOK, "en", 71)  # one is running: no second build, nothing queued
     hold.set()
     with tens._BUILDING:  # released when the build is done
-        assert sorted(cheap) == [31, 51]
-    assert built_ten(LOOK, "en", 51) == "ten-51" and built_ten(LOOK, "en", 81) is None
+        assert cheap == [61, 51, 31, 21, 71, 11, 81, 1, 91]
+    assert built_ten(LOOK, "en", 91) == "ten-91" and built_ten(LOOK, "zh", 91) is None
+
+
+def test_a_build_ahead_that_fails_is_logged_and_frees_the_builder(cheap, monkeypatch, caplog):
+    def broken(look, lang, first):
+        raise RuntimeError("worker crashed")
+
+    monkeypatch.setattr(tens, "build_in_worker", broken)
+    assert build_around(LOOK, "en", 41)
+    with tens._BUILDING:
+        pass
+    assert "building the tens of blocks ahead stopped" in caplog.text
+    assert built_ten(LOOK, "en", 51) is None and build_around(LOOK, "en", 41)
+
+
+def served(name: str) -> str | None:
+    """What the app serves at ``TENS_ROUTE + name`` (None: 404)."""
+    path = tens_folder() / name
+    return path.read_text(encoding="ascii") if path.exists() else None
+
+
+def test_every_ten_kept_is_a_file_in_the_index_and_a_ten_let_go_leaves_both(cheap, monkeypatch):
+    monkeypatch.setattr(tens, "KEPT", 3)
+    other = sentence_and_look(ExplorerState(scenario="confirmed"))
+    for look, first in ((LOOK, 1), (LOOK, 11), (other, 1)):
+        packed_ten(look, "en", first)
+    assert served(ten_file(LOOK, "en", 11)) == "ten-11" and served(ten_file(other, "en", 1)) == "ten-1"
+    assert json.loads(served(index_file(LOOK, "en"))) == [1, 11]
+    assert json.loads(served(index_file(other, "en"))) == [1]
+    packed_ten(other, "en", 21)  # the least recently used, LOOK's first ten, goes
+    assert served(ten_file(LOOK, "en", 1)) is None and built_ten(LOOK, "en", 1) is None
+    assert json.loads(served(index_file(LOOK, "en"))) == [11]
+    assert json.loads(served(index_file(other, "en"))) == [1, 21]
+    packed_ten(other, "en", 31)  # LOOK's last ten goes, and its index with it
+    assert served(index_file(LOOK, "en")) is None and json.loads(served(index_file(other, "en"))) == [1, 21, 31]
+    assert not list(tens_folder().glob("*.part"))  # written whole, then moved into place
+
+
+def test_a_sentences_files_are_named_by_a_key_of_this_server_never_by_the_sentence_alone(monkeypatch):
+    url = ten_url(LOOK, "en")
+    assert url.startswith(TENS_ROUTE) and ten_file(LOOK, "en", 11) == url.removeprefix(TENS_ROUTE) + "11.txt"
+    others = {ten_url(sentence_and_look(ExplorerState(scenario="confirmed")), "en"), ten_url(LOOK, "zh"),
+              ten_url(sentence_and_look(ExplorerState(projector=True)), "en")}
+    assert url not in others and len(others) == 3
+    monkeypatch.setattr(tens, "_NAMING", b"another server's key")
+    assert ten_url(LOOK, "en") != url  # a student cannot work out another's link from a sentence
+
+
+def test_a_ten_built_in_a_worker_process_is_the_ten_built_here():
+    assert build_in_worker(LOOK, "zh", 91) == packed_ten_of_blocks(LOOK, "zh", 91)
 
 
 def largest_sentence() -> Scenario:

@@ -2,7 +2,8 @@
 // depth (native, labelled inputs), choosing among the figures and words the server sent ahead
 // (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth, the block
 // view's frame; ui/instant_tens.py: a cut per block and stage and each block's numbers table, ten
-// blocks at a time, the ten of the block in focus and the tens beside it), applying a cut (the twin
+// blocks at a time, the ten of the block in focus and the tens beside it; a ten it was not sent it
+// fetches from the app once the server has built it), applying a cut (the twin
 // of ui/views/cut.py's apply_cut), drawing with the app's own copy of Plotly.js, keeping the last
 // figures it drew (going back to one is a swap of the drawn chart, not a redraw), drawing ahead in
 // idle time (the next depths and, after a pause, the residual switch flipped), and reporting the
@@ -12,6 +13,8 @@
 const PLOTLY = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js";
 const ALONG_DEPTH = ["x", "y", "customdata"];
 const KEPT = 8; // drawn charts kept per place, the most recently shown first
+const FETCHED = 2; // tens fetched and kept beside those sent (about 15 MB each unpacked), the latest first
+const INDEX_MS = 500; // the list of the tens built is read again after this long
 const mounts = new WeakMap(); // parentElement -> this mount's state
 
 let plotlyLoaded;
@@ -224,12 +227,61 @@ function sources(mount, view) {
   const setting = typeof entry === "string" ? mount.payload[entry] : entry; // a setting that is another's
   const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
   const shown = Math.min(view.block, view.depth); // a shallower stack shows its last block
-  const ten = mount.tens.find((t) => shown >= t.first && shown < t.first + t.numbers_titles.length);
+  const ten = heldTens(mount).find((t) => shown >= t.first && shown < t.first + t.numbers_titles.length);
   const at = ten && shown - ten.first;
   const block = ten ? { ...ten.settings[settingKey(view)].blocks[at], title: ten.numbers_titles[at] } : null;
   const of = { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut],
     block: block ? [setting.block, block.stages[view.focus]] : [null] };
-  return { setting, block, of };
+  return { setting, block, of, first: Math.floor((shown - 1) / mount.data.ten_blocks) * mount.data.ten_blocks + 1 };
+}
+
+// The tens held: those the server sent, then those fetched.
+function heldTens(mount) {
+  const sent = mount.tens ?? [];
+  return [...sent, ...(mount.fetched ?? []).map((f) => f.ten).filter((ten) => !sent.some((t) => t.first === ten.first))];
+}
+
+// The firsts of this sentence's tens that the server has built (ui/instant_tens.py writes each ten it
+// builds as a file, and their index), read at most every INDEX_MS.
+function builtTens(mount) {
+  const url = `${mount.data.tens_url}built.json`;
+  if (mount.index?.url === url && performance.now() - mount.index.at < INDEX_MS) return mount.index.built;
+  const built = fetch(url, { cache: "no-store" }).then((r) => (r.ok ? r.json() : [])).catch(() => []);
+  mount.index = { url, at: performance.now(), built };
+  return built;
+}
+
+// Fetch the ten from block ``first`` of this sentence from the app if the server has built it. Whether
+// it is held now.
+async function fetchTen(mount, first) {
+  const url = `${mount.data.tens_url}${first}.txt`;
+  if (heldTens(mount).some((ten) => ten.first === first)) return true;
+  if (!mount.fetching.has(url)) {
+    mount.fetching.set(url, (async () => {
+      try {
+        if (!(await builtTens(mount)).includes(first)) return null;
+        const response = await fetch(url);
+        if (!response.ok) return null;
+        const packed = await response.text();
+        const held = mount.fetched.find((f) => f.packed === packed);
+        return { url, packed, ten: held ? held.ten : await unpack(packed) };
+      } catch {
+        return null;
+      } finally {
+        mount.fetching.delete(url);
+      }
+    })());
+  }
+  const got = await mount.fetching.get(url);
+  if (!got || !got.url.startsWith(mount.data.tens_url)) return false; // another sentence meanwhile
+  mount.fetched = [got, ...mount.fetched.filter((f) => f.url !== url)].slice(0, FETCHED);
+  showHeld(mount);
+  return true;
+}
+
+function showHeld(mount) { // the tens held, and where they come from (browser tests, benchmarks)
+  mount.root.dataset.tens = JSON.stringify(heldTens(mount).map((ten) => ten.first));
+  mount.root.dataset.tensUrl = mount.data.tens_url;
 }
 
 function figureOf(name, source, font) {
@@ -241,7 +293,11 @@ function figureOf(name, source, font) {
 async function draw(mount, data) {
   const Plotly = await loadPlotly();
   const view = mount.view;
-  const { setting, block, of } = sources(mount, view);
+  const { setting, block, of, first } = sources(mount, view);
+  if (!block) { // a ten not sent: fetched if it is built, else the report-back has the server send it
+    const generation = mount.generation;
+    fetchTen(mount, first).then((held) => held && generation === mount.generation && draw(mount, mount.data));
+  }
   const fresh = [];
   for (const [name, source] of Object.entries(of)) {
     const gd = source[0] && shown(mount, name, source);
@@ -303,6 +359,8 @@ async function drawAhead(mount, data, generation, settled = false) {
     }
   }
   mount.root.dataset.ahead = JSON.stringify(view); // the views beside it are drawn (browser tests)
+  const { first } = sources(mount, view); // and the tens on either side of the block's, if they are built
+  for (const n of [first + data.ten_blocks, first - data.ten_blocks]) if (n <= data.max_block) fetchTen(mount, n);
 }
 
 function forget(mount) { // the charts drawn for another sentence, language or look
@@ -324,7 +382,7 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
   if (!mount) {
     const root = element("div", { class: "instant-explorer" });
     parentElement.append(root);
-    mount = { root, view: { ...data.view }, kept: {}, step: 1, generation: 0 };
+    mount = { root, view: { ...data.view }, kept: {}, step: 1, generation: 0, fetched: [], fetching: new Map() };
     mount.changed = (key, value, report) => {
       if (mount.view[key] !== value) {
         if (key === "depth") mount.step = Math.sign(value - mount.view.depth);
@@ -340,6 +398,7 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
   const same = before && before.payload === data.payload && before.controls_for === data.controls_for &&
     before.blocks.length === data.blocks.length && before.blocks.every((ten, i) => ten === data.blocks[i]);
   mount.data = data;
+  if (before && before.tens_url !== data.tens_url) mount.fetched = []; // another sentence
   const unmount = () => { mounts.delete(parentElement); mount.offPage?.remove(); };
   if (same) return unmount; // a report-back rerun: nothing new to show
   mount.root.classList.toggle("instant-projector", data.projector);
@@ -352,10 +411,11 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
       [mount.payload, mount.packed] = [await unpack(data.payload), data.payload];
       forget(mount);
     }
-    const held = new Map((mount.packedTens ?? []).map((packed, i) => [packed, mount.tens[i]]));
+    const held = new Map([...(mount.packedTens ?? []).map((packed, i) => [packed, mount.tens[i]]),
+                          ...mount.fetched.map((f) => [f.packed, f.ten])]);
     const tens = await Promise.all(data.blocks.map((packed) => held.get(packed) ?? unpack(packed)));
     [mount.tens, mount.packedTens] = [tens, data.blocks];
-    mount.root.dataset.tens = JSON.stringify(tens.map((ten) => ten.first)); // the tens held (browser tests)
+    showHeld(mount);
     await draw(mount, data);
   })();
   return unmount;

@@ -1,10 +1,12 @@
-"""The instant Explorer's Streamlit side (issue #16): it registers the component (``ui/instant.js``)
-and the app's copy of Plotly.js, mounts the component with what ``ui.instant`` sends ahead, and
-takes the view the browser reports back into the session (the page then writes it to the URL).
+"""The instant Explorer's Streamlit side (issue #16): it registers the component (``ui/instant.js``),
+the app's copy of Plotly.js and the folder of the tens of blocks, mounts the component with what
+``ui.instant`` sends ahead, and takes the view the browser reports back into the session (the page
+then writes it to the URL).
 
 A report-back rerun builds nothing: the payload is cached per sentence and look, and the
 component's data stays the same message (Streamlit's message cache then sends a reference). Only a
-block in focus moving to another ten of blocks (``ui.instant_tens``) sends the tens around it again.
+block in focus moving to another ten of blocks (``ui.instant_tens``) sends the tens around it again
+(the browser may have fetched that ten already: every ten built is a file the app serves).
 """
 
 from __future__ import annotations
@@ -24,14 +26,15 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .controls import CONTROLS, MAX_EXPLORER_DEPTH, Control, ExplorerState
 from .instant import packed, payload, sentence_and_look
-from .instant_tens import blocks_sent, build_beside, built_ten, tens_to_send
+from .instant_tens import BLOCKS_SENT, blocks_sent, build_around, built_ten, ten_url, tens_folder, tens_to_send
 from .text import Text
 
 HERE = Path(__file__).parent
 KEY = "instant_explorer"
 SENT_AHEAD = "instant_sent_ahead"  # the component's data kept in the session (Kept)
-BESIDE = "instant_built_beside"  # what the tens beside were last built for, in this session
+AROUND = "instant_built_around"  # what the tens around were last built for, in this session
 PLOTLY_ASSETS = "blockstab.plotly"  # served at /_stcore/bidi-components/blockstab.plotly/plotly.min.js
+TENS_ASSETS = "blockstab.tens"  # the tens' files, at ui.instant_tens.TENS_ROUTE
 PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": True,
                "toImageButtonOptions": {"format": "png", "scale": 2}}
 INSTANT = tuple(c for c in CONTROLS if c.instant)
@@ -87,7 +90,7 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
     ten with every other element of the fragment already sent (Streamlit fades an element still to
     come when a run takes longer than 0.5 s, and a ten takes 0.4-0.9 s), and reruns the fragment to
     send it."""
-    _register_plotly()
+    _register_assets()
     mounted = st.session_state.get(KEY) is not None
     if mounted and reported_view() is None:
         st.warning(t("explorer.instant_refused"), icon=":material/block:")
@@ -99,7 +102,7 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
     first = blocks_sent(state.shown_block)
     kept = st.session_state.get(SENT_AHEAD)
     later = (kept is not None and kept.mount == mount and _in_fragment_run()
-             and built_ten(mount.look, t.lang, first) is None)
+             and built_ten(mount.look, mount.lang, first) is None)
     data = kept.data if later else _sent_ahead(mount, first, t)
     # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
     # key only for a component event with a callback.
@@ -107,9 +110,9 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
     if later:  # the ten of the block in focus, kept for the rerun that sends it
         _sent_ahead(mount, first, t)
         st.rerun(scope="fragment")
-    looking = state.block != opened_on["block"]  # through the blocks: have the tens beside ready
-    if looking and st.session_state.get(BESIDE) != (mount, first) and build_beside(mount.look, t.lang, first):
-        st.session_state[BESIDE] = mount, first
+    looking = state.block != opened_on["block"]  # through the blocks: have the tens around ready
+    if looking and st.session_state.get(AROUND) != (mount, first) and build_around(mount.look, mount.lang, first):
+        st.session_state[AROUND] = mount, first
 
 
 def _in_fragment_run() -> bool:
@@ -132,13 +135,13 @@ def _sent_ahead(mount: Mount, first: int, t: Text) -> bytes:
     in the session (:class:`Kept`): a report-back rerun sends the same bytes, which Streamlit neither
     serializes nor canonicalizes again (a dict of 0.3 MB costs it 2-3 ms a run; the browser parses
     the JSON)."""
-    tens = tens_to_send(mount.look, t.lang, first, _room_for_tens(mount.look, t.lang))
+    tens = tens_to_send(mount.look, mount.lang, first, _room_for_tens(mount.look, mount.lang))
     kept = st.session_state.get(SENT_AHEAD)
     if kept is not None and (kept.mount, kept.tens) == (mount, tuple(tens)):
         return kept.data
     projector = mount.look.projector
     data = {
-        "payload": packed_payload(mount.look, t.lang),
+        "payload": packed_payload(mount.look, mount.lang),
         "blocks": list(tens.values()),
         "controls": [_spec(c, t) for c in mount.controls],
         "texts": {"controls": t("explorer.controls"), "block_controls": t("explorer.block_controls"),
@@ -150,7 +153,9 @@ def _sent_ahead(mount: Mount, first: int, t: Text) -> bytes:
                   "block_clamped": [t("explorer.block_clamped", depth=n) for n in range(1, MAX_EXPLORER_DEPTH + 1)]},
         "projector": projector,
         "config": PLOT_CONFIG,
-        "controls_for": f"{t.lang}-{projector}-{','.join(c.key for c in mount.controls)}",  # redrawn when it changes
+        "controls_for": f"{mount.lang}-{projector}-{','.join(c.key for c in mount.controls)}",  # redrawn on a change
+        "tens_url": ten_url(mount.look, mount.lang),  # a ten not sent: fetched from here, once it is built
+        "ten_blocks": BLOCKS_SENT, "max_block": MAX_EXPLORER_DEPTH,
         "view": dict(mount.opened_on),
     }
     encoded = json.dumps(data, allow_nan=False).encode()
@@ -170,11 +175,16 @@ def _spec(control: Control, t: Text) -> dict:
     return spec
 
 
-def _register_plotly() -> None:
-    """Serve the installed ``plotly`` package's Plotly.js from this app (no CDN): a manifest entry
-    whose asset directory is the package's ``package_data``."""
+def _register_assets() -> None:
+    """Serve from this app (no CDN) the installed ``plotly`` package's Plotly.js and the tens of
+    blocks' files (``ui.instant_tens``): manifest entries whose asset directories are the package's
+    ``package_data`` and the tens' folder."""
     registry = Runtime.instance().bidi_component_registry
     if registry.get(PLOTLY_ASSETS) is None:
         manifest = ComponentManifest(name="blockstab", version="1",
                                      components=[ComponentConfig("plotly", "package_data")])
         registry.register_from_manifest(manifest, Path(plotly.__file__).parent)
+    if registry.get(TENS_ASSETS) is None:
+        folder = tens_folder()
+        manifest = ComponentManifest(name="blockstab", version="1", components=[ComponentConfig("tens", folder.name)])
+        registry.register_from_manifest(manifest, folder.parent)

@@ -5,27 +5,47 @@ frame is in the payload, ``ui.instant``), each block's numbers table and whether
 course's table. The tens are built once per sentence, look and language and kept (the most
 recently used :data:`KEPT`); a session is sent the ten of the block in focus and the tens on either
 side of it that are built and fit in its message, so stepping across a ten's edge is a swap in the
-browser. The tens beside are built in the background, one build at a time in the whole server.
+browser. Every ten kept is also a file the app serves (:func:`ten_url`), so the browser fetches a
+ten it was not sent without a rerun. Once a session moves the block, the other tens of its sentence
+are built in the background (nearest first), one build at a time in the whole server, each in a
+worker process at the lowest priority (``ui.lab_worker``): the class's reruns keep the server's
+Python to themselves.
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import shutil
+import tempfile
 import threading
 from collections import OrderedDict
 from dataclasses import replace
+from functools import partial
+from pathlib import Path
 
 from .controls import MAX_EXPLORER_DEPTH, STAGE_FOCUS, ExplorerState
 from .instant import SETTINGS, packed, setting_key
+from .lab_worker import in_worker
 from .text import Text
 from .views import explore
 from .views.block import block_cut
 from .views.tables import columns_and_rows, course_table_matches, stage_rows
 
-BLOCKS_SENT = 10  # blocks in a ten (40-90 ms to build each block's views, 0.37 MB of JSON)
-KEPT = 64  # tens kept, the most recently used
+BLOCKS_SENT = 10  # blocks in a ten (20-90 ms to build each block's views, 3.8 MB of JSON, 84 kB packed)
+KEPT = 64  # tens kept, the most recently used (each also a file: 5.4 MB on disk at most)
+BUILD_SECONDS = 60.0  # a ten built in the background that takes longer is given up (it is built when asked for)
+TENS_ROUTE = "/_stcore/bidi-components/blockstab.tens/"  # where the app serves the tens' files
 _kept: OrderedDict[tuple, str] = OrderedDict()
-_KEEPING = threading.Lock()  # held while _kept changes
-_BUILDING = threading.Lock()  # held while the tens beside a session's are built (build_beside)
+_KEEPING = threading.Lock()  # held while _kept and the files change
+_BUILDING = threading.Lock()  # held while the tens around a session's are built (build_around)
+_NAMING = secrets.token_bytes(16)  # a ten's file name cannot be guessed from its sentence by another session
 
 
 def blocks_sent(block: int) -> int:
@@ -46,12 +66,71 @@ def packed_ten(look: ExplorerState, lang: str, first: int) -> str:
     """The ten of blocks from ``first`` (:func:`built_ten`), built if it is not."""
     ten = built_ten(look, lang, first)
     if ten is None:
-        ten = packed(ten_of_blocks(look, Text(lang), first))
-        with _KEEPING:
-            _kept[look, lang, first] = ten
-            while len(_kept) > KEPT:
-                _kept.popitem(last=False)
+        ten = packed_ten_of_blocks(look, lang, first)
+        keep(look, lang, first, ten)
     return ten
+
+
+def packed_ten_of_blocks(look: ExplorerState, lang: str, first: int) -> str:
+    """:func:`ten_of_blocks`, packed (``ui.instant.packed``)."""
+    return packed(ten_of_blocks(look, Text(lang), first))
+
+
+def keep(look: ExplorerState, lang: str, first: int, ten: str) -> None:
+    """Keep a packed ten, and its file; the least recently used past :data:`KEPT` go, files too.
+    Each sentence's index file lists the firsts of its tens kept (the browser reads it before it
+    asks for a ten, so it never asks for one that is not there)."""
+    folder = tens_folder()
+    with _KEEPING:
+        _kept[look, lang, first] = ten
+        _write(folder / ten_file(look, lang, first), ten)
+        changed = {(look, lang)}
+        while len(_kept) > KEPT:
+            old, _ = _kept.popitem(last=False)
+            (folder / ten_file(*old)).unlink(missing_ok=True)
+            changed.add(old[:2])
+        for sentence in changed:  # (a sentence with no ten kept has no index: the folder stays small)
+            built = sorted(n for (*kept, n) in _kept if tuple(kept) == sentence)
+            if built:
+                _write(folder / index_file(*sentence), json.dumps(built))
+            else:
+                (folder / index_file(*sentence)).unlink(missing_ok=True)
+
+
+def _write(path: Path, text: str) -> None:
+    part = path.with_suffix(".part")
+    part.write_text(text, encoding="ascii")
+    os.replace(part, path)  # a fetch never reads half a file
+
+
+@functools.cache
+def tens_folder() -> Path:
+    """The folder of this server's tens' files (made on first use, removed at exit)."""
+    folder = Path(tempfile.mkdtemp(prefix="blockstab-tens-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def sentence_name(look: ExplorerState, lang: str) -> str:
+    """The name of a sentence and look's tens, keyed with this server's secret: only a session
+    that has the sentence can know it."""
+    return hmac.new(_NAMING, repr((look, lang)).encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def ten_file(look: ExplorerState, lang: str, first: int) -> str:
+    """The file name of the ten from ``first`` (:func:`ten_url` without the route)."""
+    return f"{sentence_name(look, lang)}-{first}.txt"
+
+
+def index_file(look: ExplorerState, lang: str) -> str:
+    """The file name of the JSON list of the firsts of a sentence's tens that are kept."""
+    return f"{sentence_name(look, lang)}-built.json"
+
+
+def ten_url(look: ExplorerState, lang: str) -> str:
+    """Where the browser fetches this sentence's files: this, then ``built.json`` (the index,
+    :func:`index_file`) or ``f"{n}.txt"``, the ten from block ``n``."""
+    return f"{TENS_ROUTE}{sentence_name(look, lang)}-"
 
 
 def ten_of_blocks(look: ExplorerState, t: Text, first: int) -> dict:
@@ -88,20 +167,40 @@ def tens_to_send(look: ExplorerState, lang: str, first: int, room: int) -> dict[
     return tens
 
 
-def build_beside(look: ExplorerState, lang: str, first: int) -> bool:
-    """Build the tens on either side of ``first``'s in the background (a block in focus stepping
-    out of its ten then finds the next one sent). One such build at a time in the whole server, and
-    none while one runs: a session stepping through blocks never queues work for the others.
-    Whether it started."""
+def around(first: int) -> list[int]:
+    """Every other ten, nearest to ``first``'s first (those beside it, the next one first)."""
+    others = [n for n in range(1, MAX_EXPLORER_DEPTH + 1, BLOCKS_SENT) if n != first]
+    return sorted(others, key=lambda n: (abs(n - first), n < first))
+
+
+def build_in_worker(look: ExplorerState, lang: str, first: int) -> str:
+    """:func:`packed_ten_of_blocks` in a worker process at the lowest priority (``ui.lab_worker``)."""
+    return in_worker(partial(ten_job, look, lang, first), BUILD_SECONDS, lambda fraction: None)
+
+
+def ten_job(look: ExplorerState, lang: str, first: int, progress) -> str:
+    """:func:`packed_ten_of_blocks` as a worker's job (``ui.lab_worker.in_worker``: no progress)."""
+    return packed_ten_of_blocks(look, lang, first)
+
+
+def build_around(look: ExplorerState, lang: str, first: int) -> bool:
+    """Build, in the background, the tens around ``first``'s that are not built (:func:`around`:
+    the tens beside first, so a block in focus stepping out of its ten finds the next one sent, then
+    the rest, so a jump anywhere is a fetch). One such build at a time in the whole server, and none
+    while one runs: a session moving through blocks never queues work for the others. Whether it
+    started."""
     if not _BUILDING.acquire(blocking=False):
         return False
 
     def build() -> None:
         try:
-            for n in beside(first):
-                packed_ten(look, lang, n)
+            for n in around(first):
+                if built_ten(look, lang, n) is None:
+                    keep(look, lang, n, build_in_worker(look, lang, n))
+        except Exception:  # noqa: BLE001 - a ten not built ahead is built when it is asked for
+            logging.getLogger(__name__).exception("building the tens of blocks ahead stopped")
         finally:
             _BUILDING.release()
 
-    threading.Thread(target=build, name="blockstab-blocks-beside", daemon=True).start()
+    threading.Thread(target=build, name="blockstab-blocks-around", daemon=True).start()
     return True

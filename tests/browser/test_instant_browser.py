@@ -5,6 +5,7 @@ view; projector mode and Chinese; and a report-back rerun never fades the figure
 
 import itertools
 import os
+import re
 import signal
 import time
 
@@ -184,6 +185,55 @@ def test_a_jump_to_blocks_no_one_has_asked_for_fades_nothing_while_the_server_bu
     page.evaluate("() => clearInterval(window.__fadeTimer)")
     assert page.evaluate("() => window.__faded") == []
     assert_shows(page, ExplorerState(scenario="confirmed", depth=100, block=77), "zh")
+    page.wait_for_function("() => location.search.includes('block=77')")
+    assert_healthy(page)
+
+
+TENS_BUILT = """async () => { const url = document.querySelector('.instant-explorer').dataset.tensUrl;
+  return (await (await fetch(url + 'built.json', {cache: 'no-store'})).json()); }"""
+
+
+def hold_the_websocket(page) -> dict:
+    """Route the page's WebSocket through the test: while ``held["on"]``, what the page sends is
+    kept back (a report-back never reaches the server) until the test lets it go."""
+    held = {"on": False, "kept": []}
+
+    def route(ws) -> None:
+        server = ws.connect_to_server()
+        held["server"] = server
+        ws.on_message(lambda message: held["kept"].append(message) if held["on"] else server.send(message))
+        server.on_message(ws.send)
+
+    page.route_web_socket(re.compile(r".*/_stcore/stream$"), route)
+    return held
+
+
+def test_a_jump_to_a_ten_built_but_not_sent_is_fetched_from_the_app_with_no_rerun(page, app_url):
+    """Moving the block has the server build every ten of the sentence (in a worker process); once
+    built, a jump to block 77 (a ten never sent to this page) draws block 77's own charts and
+    numbers with the page's WebSocket held: nothing reached the server, the ten was fetched."""
+    held = hold_the_websocket(page)
+    fetched = []
+    page.on("response", lambda r: "/blockstab.tens/" in r.url and fetched.append((r.url.rsplit("-", 1)[1], r.status)))
+    open_app(page, f"{app_url}/?lang=en&scenario=confirmed&norm_kind=layernorm&placement=pre&depth=100")
+    set_depth(page, 2, key="block")
+    deadline = time.monotonic() + 120
+    while len(page.evaluate(TENS_BUILT)) < 10 and time.monotonic() < deadline:
+        page.wait_for_timeout(500)
+    assert page.evaluate(TENS_BUILT) == list(range(1, 101, 10))
+    assert 71 not in page.evaluate(TENS_HELD)
+    held["on"] = True
+    try:
+        set_depth(page, 77, key="block")
+        page.wait_for_selector(".instant-place-block:not(.instant-waiting)")
+        state = ExplorerState(scenario="confirmed", norm_kind="layernorm", placement="pre", depth=100, block=77)
+        assert_shows(page, state)
+        assert held["kept"]  # the report-back, kept back: the server ran nothing for this
+        assert ("71.txt", 200) in fetched and all(status == 200 for _, status in fetched)
+    finally:
+        held["on"] = False
+        for message in held.pop("kept"):
+            held["server"].send(message)
     page.wait_for_function("() => location.search.includes('block=77')")
     assert_healthy(page)
 
