@@ -20,7 +20,10 @@ headless) and drives Debian's headless Chromium. Chromium resolves no host but l
     the depths beside the jump are being drawn ahead), ``residual_paused``, the same after a pause
     of PAUSED_S (the switch flipped is drawn ahead after a pause), and ``depth_hold``, depth +1 steps with no
     pause (a held arrow key outrunning the drawing ahead); ``stage``, the stage in focus switched
-    between two, and ``block_alt``, the block in focus +-1 (both change the block view only).
+    between two, ``block_alt``, the block in focus +-1 (both change the block view only), and
+    ``block_far``, the block in focus stepped ten at a time (PageUp / PageDown: each step lands in
+    another ten of blocks) at depth 100 without normalization, once the server has built every ten
+    (the browser holds the tens it was sent and fetches the others from the app).
 (b) scrub: the tour's 'Across depth' chart's Plotly slider, a click on its rail, and the same
     ``Plotly.animate`` call the slider makes, to the 'now' marker moving (no server involved). The
     Explorer's own switches and depth change its figures in the browser too (issue #16): part (a).
@@ -48,8 +51,14 @@ LOCAL_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 
 OURS_PAGES = ["/", "/walk", "/case", "/practice", "/geometry", "/teach"]
 PAUSE_S = 0.25  # between two interactions, so each starts from an idle page
 KINDS = ["residual", "residual_new", "residual_paused", "norm", "placement", "depth_alt", "depth_walk", "depth_hold",
-         "stage", "block_alt"]
-OURS_ONLY = ("residual_new", "residual_paused", "depth_hold", "stage", "block_alt")
+         "stage", "block_alt", "block_far"]
+OURS_ONLY = ("residual_new", "residual_paused", "depth_hold", "stage", "block_alt", "block_far")
+FAR_STEPS = ["PageUp"] * 7 + ["PageDown"] * 7  # block 1 -> 71 -> 1, ten blocks a step (further on, overflow)
+# Every ten of blocks of the sentence shown is built (the index the instant Explorer reads).
+TENS_BUILT = """async () => { const e = document.querySelector('.instant-explorer');
+  const url = e && e.dataset.tensUrl;
+  return !!url && (await (await fetch(url + 'built.json', {cache: 'no-store'})).json()).length === 10; }"""
+# (page.evaluate awaits it; wait_for_function would take the promise itself for true)
 PAUSED_S = 2.0  # residual_paused: a teacher's pause between moving the depth and flipping the switch
 FAR_DEPTHS = [2 + (37 * i) % 97 for i in range(97)]  # 2..98, consecutive ones at least 11 apart
 SET_DEPTH = """n => { const r = document.querySelector('#instant-depth'); r.value = String(n);
@@ -98,6 +107,24 @@ class App:
                 page.wait_for_function(DEPTH_DRAWN)
                 time.sleep(pause)
             return jump, switch
+        if kind == "block_far":
+            slider = page.locator(f"input[type=range][aria-label={json.dumps(self.labels['block'])}]").first
+
+            def ready() -> None:
+                if i == 0:  # depth 100 with no norm (with one, the deep blocks draw the same numbers, to the
+                    # last bit, and the probe sees no change), and a block moved: the server builds every ten
+                    page.goto(self.url + "/?lang=en&depth=100&norm=false")
+                    page.wait_for_selector(h.IDLE, state="attached")
+                    page.wait_for_function(DEPTH_DRAWN)
+                    slider.focus()
+                    page.keyboard.press("ArrowRight")
+                    page.keyboard.press("ArrowLeft")
+                    deadline = time.monotonic() + 120
+                    while not page.evaluate(TENS_BUILT) and time.monotonic() < deadline:
+                        time.sleep(0.5)
+                slider.scroll_into_view_if_needed()
+                slider.focus()
+            return ready, lambda: page.keyboard.press(FAR_STEPS[i % len(FAR_STEPS)])
         if kind in ("residual", "norm", "placement", "stage"):
             label = self.labels[kind] if kind in ("residual", "norm") else self.labels[kind][i % 2]
             where = page.locator(".instant-block-controls" if kind == "stage" else "body")
@@ -135,10 +162,10 @@ def stop_profiler(spy: subprocess.Popen | None) -> None:
         spy.wait()
 
 
-def widgets(apps: list[App], n: int, warmup: int) -> dict:
-    """Every interaction, N measured after the warm-ups, the apps taking turns."""
+def widgets(apps: list[App], n: int, warmup: int, kinds: list[str]) -> dict:
+    """Each interaction of ``kinds``, N measured after the warm-ups, the apps taking turns."""
     results: dict = {}
-    for kind in KINDS:
+    for kind in kinds:
         shared = kind not in OURS_ONLY
         active = [a for a in apps if a.name == "ours" or shared and (kind in a.labels or kind.startswith("depth"))]
         for app in active:
@@ -340,6 +367,7 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=5, help="cold and warm loads per page (default 5)")
     parser.add_argument("--only", choices=["widgets", "scrub", "loads"], action="append",
                         help="run only these parts (repeatable)")
+    parser.add_argument("--kinds", help=f"widgets: only these interactions, comma-separated (of {','.join(KINDS)})")
     parser.add_argument("--json", type=Path, help="write every sample here")
     parser.add_argument("--profile", type=Path, help="py-spy our server during the widget part into this folder")
     parser.add_argument("--app-root", type=Path, help="measure the app in this checkout / snapshot (default: this one)")
@@ -370,7 +398,8 @@ def main() -> None:
         base = App("baseline", base_url, {"residual": "Residual", "depth": "Depth"}, browser)
         if "widgets" in parts:
             spy = start_profiler(ours_server.pid, args.profile / "ours-widgets.txt") if args.profile else None
-            out["widgets"] = widgets([ours, base], args.n, args.warmup)
+            kinds = args.kinds.split(",") if args.kinds else KINDS
+            out["widgets"] = widgets([ours, base], args.n, args.warmup, kinds)
             stop_profiler(spy)
             print_widgets(out["widgets"])
         if "scrub" in parts:

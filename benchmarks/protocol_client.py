@@ -27,7 +27,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 FINISHED_OK = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
 # The Explorer's switches and depth are the instant Explorer's (a custom component): the browser
 # reports them as the component's state, the whole view at once (ui/instant.js).
-INSTANT = ("residual", "norm", "norm_kind", "placement", "depth")
+INSTANT = ("residual", "norm", "norm_kind", "placement", "depth", "block", "focus")
 
 
 def widget_key(widget_id: str) -> str:
@@ -90,6 +90,7 @@ class ProtocolSession:
         self.largest_received = self.largest_sent = 0  # bytes of one WebSocket frame
         self.session_id = ""  # the server's id for this session (file uploads name it)
         self.view: dict | None = None  # the instant Explorer's view, as its page would report it
+        self.component_bytes = b""  # the instant Explorer's data, as last sent
         self.finished_elements: list = []  # every element of the last run that finished
         self._finished: asyncio.Future | None = None
         self._reader: asyncio.Task | None = None
@@ -153,6 +154,7 @@ class ProtocolSession:
     def _take_component(self, proto) -> None:
         """The instant Explorer: the view it opens on; once "the user" changed it, its state."""
         key = widget_key(proto.id)
+        self.component_bytes = proto.bytes or self.component_bytes
         if self.view is None and proto.bytes:
             self.view = json.loads(proto.bytes).get("view")
         if key in self.remembered:
