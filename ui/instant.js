@@ -13,7 +13,7 @@
 const PLOTLY = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js";
 const ALONG_DEPTH = ["x", "y", "customdata"];
 const KEPT = 8; // drawn charts kept per place, the most recently shown first
-const FETCHED = 2; // tens fetched and kept beside those sent (about 15 MB each unpacked), the latest first
+const FETCHED = 2; // tens fetched and kept beside those sent (megabytes each, unpacked), the latest first
 const INDEX_MS = 500; // the list of the tens built is read again after this long
 const mounts = new WeakMap(); // parentElement -> this mount's state
 
@@ -238,7 +238,8 @@ function sources(mount, view) {
 // The tens held: those the server sent, then those fetched.
 function heldTens(mount) {
   const sent = mount.tens ?? [];
-  return [...sent, ...(mount.fetched ?? []).map((f) => f.ten).filter((ten) => !sent.some((t) => t.first === ten.first))];
+  const fetched = mount.fetched.map((f) => f.ten);
+  return [...sent, ...fetched.filter((ten) => !sent.some((t) => t.first === ten.first))];
 }
 
 // The firsts of this sentence's tens that the server has built (ui/instant_tens.py writes each ten it
@@ -360,7 +361,9 @@ async function drawAhead(mount, data, generation, settled = false) {
   }
   mount.root.dataset.ahead = JSON.stringify(view); // the views beside it are drawn (browser tests)
   const { first } = sources(mount, view); // and the tens on either side of the block's, if they are built
-  for (const n of [first + data.ten_blocks, first - data.ten_blocks]) if (n <= data.max_block) fetchTen(mount, n);
+  for (const n of [first + data.ten_blocks, first - data.ten_blocks]) {
+    if (n >= 1 && n <= data.max_block) fetchTen(mount, n);
+  }
 }
 
 function forget(mount) { // the charts drawn for another sentence, language or look
