@@ -39,7 +39,7 @@ from .views.block import block_cut
 from .views.tables import columns_and_rows, course_table_matches, stage_rows
 
 BLOCKS_SENT = 10  # blocks in a ten (20-90 ms to build each block's views, 3.8 MB of JSON, 84 kB packed)
-KEPT = 64  # tens kept, the most recently used (each also a file: 5.4 MB on disk at most)
+KEPT = 64  # tens kept, the most recently used (each also a file: about 6 MB on disk at most)
 BUILD_SECONDS = 60.0  # a ten built in the background that takes longer is given up (it is built when asked for)
 TENS_ROUTE = "/_stcore/bidi-components/blockstab.tens/"  # where the app serves the tens' files
 _kept: OrderedDict[tuple, str] = OrderedDict()
