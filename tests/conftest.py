@@ -1,14 +1,23 @@
-"""For every test: none leaves the instant Explorer building tens of blocks in the background (a
-page test that moved the block in focus starts such a build, ui/instant_tens.py build_around; the
-next test would find its worker process running, or its tens landing in what it keeps)."""
+"""For every test: no page test builds tens of blocks ahead, and no test leaves such a build running.
+
+The instant Explorer has the server build a sentence's tens of blocks ahead in the background, in
+worker processes (``ui/instant_tens.py`` build_around); its page tests (AppTest) only record what
+it asks for (``tens_asked_ahead``), since a build ahead there would outlive its test (the next
+test would find its worker process running, or its tens landing in what it keeps). The build
+itself is tested in tests/test_instant_tens.py and, in the app's real server, in Chromium.
+"""
 
 import pytest
 
-from ui import instant_tens
+from ui import instant_explorer, instant_tens
 
 
 @pytest.fixture(autouse=True)
-def no_tens_left_building():
-    yield
-    with instant_tens._BUILDING:  # held while a build ahead runs
+def tens_asked_ahead(monkeypatch):
+    """The (look, language, first block) of each build ahead the Explorer asked for (each started)."""
+    asked = []
+    monkeypatch.setattr(instant_explorer, "build_around",
+                        lambda look, lang, first: asked.append((look, lang, first)) or True)
+    yield asked
+    with instant_tens._BUILDING:  # a test of its own that started one waits for it
         pass

@@ -143,6 +143,22 @@ def test_a_reported_view_moves_the_url_and_the_words_and_resends_nothing():
     assert shown(at)["numbers"]["title"] == Text("en")("explorer.numbers", block=1)
 
 
+def test_the_explorer_asks_once_at_its_mount_for_its_sentences_tens_to_be_built_ahead(tens_asked_ahead):
+    """The server builds the other tens of blocks of the sentence in the background from the first
+    visit (ui.instant_tens.build_around), so a jump of the block is a fetch; a report-back asks
+    again only for another ten in focus, and another sentence is asked for anew."""
+    at = run_app(lang="zh", depth="40")
+    look = sentence_and_look(ExplorerState(depth=40))
+    assert tens_asked_ahead == [(look, "zh", 1)]
+    report(at, residual=False)
+    report(at, block=7)
+    assert tens_asked_ahead == [(look, "zh", 1)]  # the same ten in focus: asked for once
+    report(at, block=27)
+    assert tens_asked_ahead[-1] == (look, "zh", 21)
+    run_app(lang="zh", scenario="confirmed", block="27")
+    assert tens_asked_ahead[-1] == (sentence_and_look(ExplorerState(scenario="confirmed")), "zh", 21)
+
+
 @pytest.mark.parametrize("hostile", [
     {"residual": "false"}, {"depth": 101}, {"depth": 7.5}, {"depth": True}, {"norm_kind": "<b>x</b>"},
     {"placement": None}, "view", [1, 2], {"depth": 10 ** 400}])

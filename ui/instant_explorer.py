@@ -110,8 +110,9 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
     if later:  # the ten of the block in focus, kept for the rerun that sends it
         _sent_ahead(mount, first, t)
         st.rerun(scope="fragment")
-    looking = state.block != opened_on["block"]  # through the blocks: have the tens around ready
-    if looking and st.session_state.get(AROUND) != (mount, first) and build_around(mount.look, mount.lang, first):
+    # Have the tens around ready (built ahead in a worker once per sentence; a build already running
+    # for another leaves this one for a later run of this session's).
+    if st.session_state.get(AROUND) != (mount, first) and build_around(mount.look, mount.lang, first):
         st.session_state[AROUND] = mount, first
 
 

@@ -6,10 +6,10 @@ course's table. The tens are built once per sentence, look and language and kept
 recently used :data:`KEPT`); a session is sent the ten of the block in focus and the tens on either
 side of it that are built and fit in its message, so stepping across a ten's edge is a swap in the
 browser. Every ten kept is also a file the app serves (:func:`ten_url`), so the browser fetches a
-ten it was not sent without a rerun. Once a session moves the block, the other tens of its sentence
-are built in the background (nearest first), one build at a time in the whole server, each in a
-worker process at the lowest priority (``ui.lab_worker``): the class's reruns keep the server's
-Python to themselves.
+ten it was not sent without a rerun. From a session's first visit to a sentence, the other tens of
+the sentence are built in the background (nearest first), one build at a time in the whole server,
+each in a worker process at the lowest priority (``ui.lab_worker``): the class's reruns keep the
+server's Python to themselves.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from test_browser import (
     wait_for_view,
 )
 
-from blockstab.scenario import Scenario, Token, encode
+from blockstab.scenario import PRESETS, Scenario, Token, encode
 from ui.controls import ExplorerState
 from ui.examples import plain_text
 from ui.text import Text
@@ -125,9 +125,9 @@ def test_switches_and_depth_change_the_charts_while_the_server_is_paused(page, a
 
 
 def test_a_block_past_the_tens_sent_waits_for_the_server_then_shows_its_own_numbers(page, app_url):
-    """The block views come ten blocks at a time: moving from block 1 straight to block 21 (this
-    look's blocks 11-30 are built by no other test) leaves the block view and numbers faded
-    (waiting) until the server has sent blocks 21-30; then they are block 21's."""
+    """The block views come ten blocks at a time: moving from block 1 straight to block 21 (not
+    sent, and the server paused: neither sent nor fetched) leaves the block view and numbers faded
+    (waiting) until the server has sent or built blocks 21-30; then they are block 21's."""
     open_app(page, f"{app_url}/?lang=en&scenario=not_confirmed&depth=30")
     server = SERVER["process"]
     os.kill(server.pid, signal.SIGSTOP)
@@ -151,8 +151,9 @@ TENS_HELD = "() => JSON.parse(document.querySelector('.instant-explorer').datase
 
 
 def test_once_the_tens_beside_are_built_stepping_across_a_tens_edge_needs_no_server(page, app_url):
-    """Moving the block in focus has the server build the ten beside (11-20) in the background; the
-    next report-back sends it, and block 10 to 11 is then drawn with the server paused."""
+    """Opening the sentence has the server build the ten beside (11-20) first in the background; a
+    report-back then sends it (or the browser fetches it), and block 10 to 11 is drawn with the
+    server paused."""
     open_app(page, f"{app_url}/?lang=zh&scenario=not_confirmed&depth=40")
     deadline = time.monotonic() + 60
     for block in itertools.cycle((9, 10)):
@@ -175,16 +176,17 @@ def test_once_the_tens_beside_are_built_stepping_across_a_tens_edge_needs_no_ser
 
 
 def test_a_jump_to_blocks_no_one_has_asked_for_fades_nothing_while_the_server_builds_them(page, app_url):
-    """Blocks 71-80 of this sentence in Chinese are built by no other test: the report-back sends
+    """Blocks 71-80 of this sentence (a preset no other test opens) are not built yet right after
+    it opens (the tens ahead are built nearest first, the seventh is 71-80): the report-back sends
     the page first and builds them after (0.4-0.9 s; Streamlit fades what it has not yet sent after
     0.5 s), so the Explorer never fades while its block view waits; then it shows block 77."""
-    open_app(page, f"{app_url}/?lang=zh&scenario=confirmed&depth=100")
+    open_app(page, f"{app_url}/?lang=zh&scenario=confirmed&depth=100&sc=triage")
     page.evaluate(FADE_WATCH)
     set_depth(page, 77, key="block")
     page.wait_for_selector(".instant-place-block:not(.instant-waiting)", timeout=30_000)
     page.evaluate("() => clearInterval(window.__fadeTimer)")
     assert page.evaluate("() => window.__faded") == []
-    assert_shows(page, ExplorerState(scenario="confirmed", depth=100, block=77), "zh")
+    assert_shows(page, ExplorerState(scenario="confirmed", depth=100, block=77, example=PRESETS["triage"]), "zh")
     page.wait_for_function("() => location.search.includes('block=77')")
     assert_healthy(page)
 
@@ -209,14 +211,13 @@ def hold_the_websocket(page) -> dict:
 
 
 def test_a_jump_to_a_ten_built_but_not_sent_is_fetched_from_the_app_with_no_rerun(page, app_url):
-    """Moving the block has the server build every ten of the sentence (in a worker process); once
-    built, a jump to block 77 (a ten never sent to this page) draws block 77's own charts and
-    numbers with the page's WebSocket held: nothing reached the server, the ten was fetched."""
+    """Opening a sentence has the server build its every ten (in a worker process); once built, a
+    jump to block 77 (a ten never sent to this page) draws block 77's own charts and numbers with
+    the page's WebSocket held: nothing reached the server, the ten was fetched."""
     held = hold_the_websocket(page)
     fetched = []
     page.on("response", lambda r: "/blockstab.tens/" in r.url and fetched.append((r.url.rsplit("-", 1)[1], r.status)))
     open_app(page, f"{app_url}/?lang=en&scenario=confirmed&norm_kind=layernorm&placement=pre&depth=100")
-    set_depth(page, 2, key="block")
     deadline = time.monotonic() + 120
     while len(page.evaluate(TENS_BUILT)) < 10 and time.monotonic() < deadline:
         page.wait_for_timeout(500)
