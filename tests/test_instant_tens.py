@@ -36,6 +36,7 @@ from ui.instant_tens import (
     tens_folder,
     tens_to_send,
 )
+from ui.lab_worker import WorkerCrashed
 
 
 @given(st.integers(1, MAX_EXPLORER_DEPTH))
@@ -109,15 +110,18 @@ def test_the_tens_around_are_built_in_the_background_one_build_at_a_time_the_nea
     assert built_ten(LOOK, "en", 91) == "ten-91" and built_ten(LOOK, "zh", 91) is None
 
 
-def test_a_build_ahead_that_fails_is_logged_and_frees_the_builder(cheap, monkeypatch, caplog):
+@pytest.mark.parametrize("failure,traceback", [(RuntimeError("a bug"), True),
+                                               (WorkerCrashed("exit code -15"), False)])  # the server stopping
+def test_a_build_ahead_that_fails_is_logged_and_frees_the_builder(cheap, monkeypatch, caplog, failure, traceback):
     def broken(look, lang, first):
-        raise RuntimeError("worker crashed")
+        raise failure
 
     monkeypatch.setattr(tens, "build_in_worker", broken)
     assert build_around(LOOK, "en", 41)
     with tens._BUILDING:
         pass
     assert "building the tens of blocks ahead stopped" in caplog.text
+    assert ("Traceback" in caplog.text) == traceback and str(failure) in caplog.text
     assert built_ten(LOOK, "en", 51) is None and build_around(LOOK, "en", 41)
 
 

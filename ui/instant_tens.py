@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .controls import MAX_EXPLORER_DEPTH, STAGE_FOCUS, ExplorerState
 from .instant import SETTINGS, packed, setting_key
-from .lab_worker import in_worker
+from .lab_worker import OverTime, WorkerCrashed, in_worker
 from .text import Text
 from .views import explore
 from .views.block import block_cut
@@ -197,6 +197,8 @@ def build_around(look: ExplorerState, lang: str, first: int) -> bool:
             for n in around(first):
                 if built_ten(look, lang, n) is None:
                     keep(look, lang, n, build_in_worker(look, lang, n))
+        except (WorkerCrashed, OverTime) as error:  # e.g. the server stopping ends its workers
+            logging.getLogger(__name__).warning("building the tens of blocks ahead stopped: %r", error)
         except Exception:  # noqa: BLE001 - a ten not built ahead is built when it is asked for
             logging.getLogger(__name__).exception("building the tens of blocks ahead stopped")
         finally:
