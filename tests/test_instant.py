@@ -29,6 +29,7 @@ from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
 from ui.examples import markdown_text, plain_text, visible
 from ui.instant import SETTINGS, packed, payload, sentence_and_look, setting_key, setting_payload
 from ui.instant_explorer import KEY
+from ui.instant_tens import packed_ten
 from ui.text import Text
 from ui.verdicts import verdict
 from ui.views import explore
@@ -141,6 +142,20 @@ def test_a_reported_view_moves_the_url_and_the_words_and_resends_nothing():
     assert shown(at)["verdict"] == plain_text(verdict(state, explore(state), Text("en")))
     assert at.get("bidi_component")[0].proto.bytes == before  # one message: Streamlit sends a reference
     assert shown(at)["numbers"]["title"] == Text("en")("explorer.numbers", block=1)
+
+
+def test_a_report_back_to_a_ten_the_app_serves_sends_nothing_again(monkeypatch):
+    """The block in focus moved to a ten of blocks that is built: the browser fetches it from the
+    app (every ten built is a file), so the report-back sends the data it sent before (a reference
+    in Streamlit's message cache), not the tens around the block again (0.57 MB a step before)."""
+    at = run_app(depth="100")
+    before = at.get("bidi_component")[0].proto.bytes
+    packed_ten(sentence_and_look(ExplorerState(depth=100)), "en", 41)
+    monkeypatch.setattr(instant_explorer, "_in_fragment_run", lambda: True)  # AppTest reruns the whole page
+    report(at, block=45)
+    assert not at.exception
+    assert at.query_params["block"] == "45"
+    assert at.get("bidi_component")[0].proto.bytes == before
 
 
 def test_the_explorer_asks_once_at_its_mount_for_its_sentences_tens_to_be_built_ahead(tens_asked_ahead):

@@ -2,18 +2,18 @@
 // depth (native, labelled inputs), choosing among the figures and words the server sent ahead
 // (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth, the block
 // view's frame; ui/instant_tens.py: a cut per block and stage and each block's numbers table, ten
-// blocks at a time, the ten of the block in focus and the tens beside it; a ten it was not sent it
-// fetches from the app once the server has built it), applying a cut (the twin
+// blocks at a time, the ten of the block in focus and the tens beside it when it mounts; the ten in
+// focus and those beside it, if not sent, it fetches from the app once built), applying a cut (the twin
 // of ui/views/cut.py's apply_cut), drawing with the app's own copy of Plotly.js, keeping the last
 // figures it drew (going back to one is a swap of the drawn chart, not a redraw), drawing ahead in
 // idle time (the next depths and, after a pause, the residual switch flipped), and reporting the
-// view back so the server can keep the URL (and send the tens around another block). It computes
+// view back so the server can keep the URL (and send a ten not built yet when it is). It computes
 // no science: every number and sentence it shows was computed in Python.
 
 const PLOTLY = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js";
 const ALONG_DEPTH = ["x", "y", "customdata"];
 const KEPT = 8; // drawn charts kept per place, the most recently shown first
-const FETCHED = 2; // tens fetched and kept beside those sent (megabytes each, unpacked), the latest first
+const FETCHED = 3; // tens fetched and kept beside those sent (megabytes each, unpacked), the nearest first
 const INDEX_MS = 500; // the list of the tens built is read again after this long
 const mounts = new WeakMap(); // parentElement -> this mount's state
 
@@ -122,7 +122,10 @@ function control(spec, view, changed, compact) {
                                     "aria-label": spec.label });
   const shown = element("output", { for: id }, String(view[spec.key]));
   input.value = view[spec.key];
-  input.addEventListener("input", () => { shown.textContent = input.value; changed(spec.key, Number(input.value), false); });
+  input.addEventListener("input", () => {
+    shown.textContent = input.value;
+    changed(spec.key, Number(input.value), false);
+  });
   input.addEventListener("change", () => changed(spec.key, Number(input.value), true)); // released: report
   label.append(element("span", {}, spec.label), input, shown);
   return label;
@@ -226,14 +229,17 @@ function sources(mount, view) {
   const entry = mount.payload[settingKey(view)];
   const setting = typeof entry === "string" ? mount.payload[entry] : entry; // a setting that is another's
   const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
-  const shown = Math.min(view.block, view.depth); // a shallower stack shows its last block
+  const shown = shownBlock(view);
   const ten = heldTens(mount).find((t) => shown >= t.first && shown < t.first + t.numbers_titles.length);
   const at = ten && shown - ten.first;
   const block = ten ? { ...ten.settings[settingKey(view)].blocks[at], title: ten.numbers_titles[at] } : null;
   const of = { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut],
     block: block ? [setting.block, block.stages[view.focus]] : [null] };
-  return { setting, block, of, first: Math.floor((shown - 1) / mount.data.ten_blocks) * mount.data.ten_blocks + 1 };
+  return { setting, block, of, first: tenOf(mount, shown) };
 }
+
+const shownBlock = (view) => Math.min(view.block, view.depth); // a shallower stack shows its last block
+const tenOf = (mount, block) => Math.floor((block - 1) / mount.data.ten_blocks) * mount.data.ten_blocks + 1;
 
 // The tens held: those the server sent, then those fetched.
 function heldTens(mount) {
@@ -275,9 +281,28 @@ async function fetchTen(mount, first) {
   }
   const got = await mount.fetching.get(url);
   if (!got || !got.url.startsWith(mount.data.tens_url)) return false; // another sentence meanwhile
-  mount.fetched = [got, ...mount.fetched.filter((f) => f.url !== url)].slice(0, FETCHED);
+  const focus = tenOf(mount, shownBlock(mount.view)); // keep the ten in focus and those beside it
+  const away = (f) => Math.abs(f.ten.first - focus);
+  mount.fetched = [got, ...mount.fetched.filter((f) => f.url !== url)].sort((a, b) => away(a) - away(b))
+    .slice(0, FETCHED);
   showHeld(mount);
   return true;
+}
+
+// Wait for the ten from block ``first``, the block in focus's, not held: fetched from the app once built (a
+// report-back has the server build a ten not built yet and send it), asked for every INDEX_MS while the
+// view stays, for at most a minute; then drawn.
+function awaitTen(mount, first) {
+  const generation = mount.generation;
+  if (mount.awaiting === generation) return;
+  mount.awaiting = generation;
+  const deadline = performance.now() + 60_000;
+  const poll = () => fetchTen(mount, first).then((held) => {
+    if (generation !== mount.generation) return;
+    if (held) draw(mount, mount.data);
+    else if (performance.now() < deadline) setTimeout(poll, INDEX_MS);
+  });
+  poll();
 }
 
 function showHeld(mount) { // the tens held, and where they come from (browser tests, benchmarks)
@@ -295,10 +320,7 @@ async function draw(mount, data) {
   const Plotly = await loadPlotly();
   const view = mount.view;
   const { setting, block, of, first } = sources(mount, view);
-  if (!block) { // a ten not sent: fetched if it is built, else the report-back has the server send it
-    const generation = mount.generation;
-    fetchTen(mount, first).then((held) => held && generation === mount.generation && draw(mount, mount.data));
-  }
+  if (!block) awaitTen(mount, first);
   const fresh = [];
   for (const [name, source] of Object.entries(of)) {
     const gd = source[0] && shown(mount, name, source);
@@ -315,6 +337,9 @@ async function draw(mount, data) {
     return Plotly.react(gd, fig.data, fig.layout, data.config);
   }));
   mount.root.dataset.drawn = JSON.stringify(view); // what the browser tests wait for
+  for (const n of [first + data.ten_blocks, first - data.ten_blocks]) { // the tens beside, once built
+    if (n >= 1 && n <= data.max_block) fetchTen(mount, n);
+  }
   const generation = mount.generation;
   requestIdleCallback(() => drawAhead(mount, data, generation));
 }
@@ -360,10 +385,6 @@ async function drawAhead(mount, data, generation, settled = false) {
     }
   }
   mount.root.dataset.ahead = JSON.stringify(view); // the views beside it are drawn (browser tests)
-  const { first } = sources(mount, view); // and the tens on either side of the block's, if they are built
-  for (const n of [first + data.ten_blocks, first - data.ten_blocks]) {
-    if (n >= 1 && n <= data.max_block) fetchTen(mount, n);
-  }
 }
 
 function forget(mount) { // the charts drawn for another sentence, language or look

@@ -3,10 +3,10 @@ the app's copy of Plotly.js and the folder of the tens of blocks, mounts the com
 ``ui.instant`` sends ahead, and takes the view the browser reports back into the session (the page
 then writes it to the URL).
 
-A report-back rerun builds nothing: the payload is cached per sentence and look, and the
-component's data stays the same message (Streamlit's message cache then sends a reference). Only a
-block in focus moving to another ten of blocks (``ui.instant_tens``) sends the tens around it again
-(the browser may have fetched that ten already: every ten built is a file the app serves).
+A report-back rerun builds and sends nothing: the payload is cached per sentence and look, and the
+component's data stays the same message (Streamlit's message cache then sends a reference). A block
+in focus in a ten of blocks not sent (``ui.instant_tens``) is fetched by the browser from the app,
+where every ten built is a file; only a ten not built yet is built and sent by a report-back.
 """
 
 from __future__ import annotations
@@ -84,12 +84,12 @@ def reported_view() -> dict | None:
 
 
 def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> None:
-    """Mount the instant Explorer on ``state`` with ``controls`` drawn in the browser. Call it last
-    in its fragment: when the block in focus has moved to a ten of blocks not yet built, a
-    report-back mounts it on what it sent before (the browser shows that block waiting), builds the
-    ten with every other element of the fragment already sent (Streamlit fades an element still to
-    come when a run takes longer than 0.5 s, and a ten takes 0.4-0.9 s), and reruns the fragment to
-    send it."""
+    """Mount the instant Explorer on ``state`` with ``controls`` drawn in the browser. A report-back
+    mounts it on what it sent before. Call it last in its fragment: when the block in focus has
+    moved to a ten of blocks not yet built (the browser shows that block waiting), the report-back
+    builds the ten with every other element of the fragment already sent (Streamlit fades an element
+    still to come when a run takes longer than 0.5 s, and a ten takes 0.4-0.9 s), and reruns the
+    fragment to send it."""
     _register_assets()
     mounted = st.session_state.get(KEY) is not None
     if mounted and reported_view() is None:
@@ -101,13 +101,14 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
     mount = Mount(sentence_and_look(state), t.lang, tuple(controls), tuple(opened_on.items()))
     first = blocks_sent(state.shown_block)
     kept = st.session_state.get(SENT_AHEAD)
-    later = (kept is not None and kept.mount == mount and _in_fragment_run()
-             and built_ten(mount.look, mount.lang, first) is None)
-    data = kept.data if later else _sent_ahead(mount, first, t)
+    report_back = kept is not None and kept.mount == mount and _in_fragment_run()
+    unbuilt = report_back and first not in kept.tens and built_ten(mount.look, mount.lang, first) is None
+    # A report-back sends what it sent before: a ten built is fetched by the browser from the app.
+    data = kept.data if report_back else _sent_ahead(mount, first, t)
     # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
     # key only for a component event with a callback.
     component(key=KEY, data=data, default={"view": view}, on_view_change=lambda: None)
-    if later:  # the ten of the block in focus, kept for the rerun that sends it
+    if unbuilt:  # the ten of the block in focus, built and kept for the rerun that sends it
         _sent_ahead(mount, first, t)
         st.rerun(scope="fragment")
     # Have the tens around ready (built ahead in a worker once per sentence; a build already running
@@ -125,8 +126,8 @@ def _in_fragment_run() -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _room_for_tens(look: ExplorerState, lang: str) -> int:
-    """What a message has room for beside the payload (a report-back looks it up without hashing
-    the sentence as Streamlit's cache does, about 1 ms)."""
+    """What a message has room for beside the payload (looked up without hashing the sentence as
+    Streamlit's cache does, about 1 ms)."""
     return MESSAGE_ROOM - len(packed_payload(look, lang))
 
 

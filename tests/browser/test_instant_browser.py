@@ -151,9 +151,11 @@ TENS_HELD = "() => JSON.parse(document.querySelector('.instant-explorer').datase
 
 
 def test_once_the_tens_beside_are_built_stepping_across_a_tens_edge_needs_no_server(page, app_url):
-    """Opening the sentence has the server build the ten beside (11-20) first in the background; a
-    report-back then sends it (or the browser fetches it), and block 10 to 11 is drawn with the
-    server paused."""
+    """Opening the sentence has the server build the ten beside (11-20) first in the background; the
+    browser fetches it in idle time, and block 10 to 11 is drawn with the server paused. The
+    report-back then sends no tens: the browser has them (before, it was sent the tens around 11)."""
+    received = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: received.append(len(frame))))
     open_app(page, f"{app_url}/?lang=zh&scenario=not_confirmed&depth=40")
     deadline = time.monotonic() + 60
     for block in itertools.cycle((9, 10)):
@@ -168,10 +170,13 @@ def test_once_the_tens_beside_are_built_stepping_across_a_tens_edge_needs_no_ser
         set_depth(page, 11, key="block")
         assert page.locator(".instant-waiting").count() == 0
         assert_shows(page, ExplorerState(scenario="not_confirmed", depth=40, block=11), "zh")
+        before = len(received)
     finally:
         os.kill(server.pid, signal.SIGCONT)
     page.wait_for_function("() => location.search.includes('block=11')")
-    page.wait_for_function(f"() => ({TENS_HELD})()[0] === 11")  # the server sent the tens around block 11
+    page.wait_for_selector(IDLE, state="attached")
+    assert sum(received[before:]) < 20_000  # the report-back's answer, no ten (one is 58-125 kB)
+    assert 11 in page.evaluate(TENS_HELD)
     assert_healthy(page)
 
 
