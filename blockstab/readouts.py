@@ -128,12 +128,17 @@ def nearest_token(x: np.ndarray, token: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def settled_block(stream: np.ndarray, tolerance: float = 0.1) -> int:
-    """The first block after which no token of ``stream`` ``(depth + 1, ..., tokens, d)`` turns by
-    ``tolerance`` degrees or more from one block to the next (a vector that stays equal counts as
-    still): from there on the picture repeats. ``depth`` when the stream never settles."""
-    with np.errstate(invalid="ignore"):
+    """The first block after which no token of ``stream`` ``(depth + 1, ..., tokens, d)`` moves
+    from one block to the next: none turns by ``tolerance`` degrees or more, and none changes its
+    size by as much as such a turn moves it (a vector that stays equal counts as still). From there
+    on the picture repeats. ``depth`` when the stream never settles (a stream that keeps growing in
+    one direction has not settled)."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         turn = angle_degrees(stream[1:], stream[:-1])
-    still = np.where(np.isnan(turn), np.all(stream[1:] == stream[:-1], axis=-1), turn < tolerance)
+        size = np.linalg.norm(stream, axis=-1)
+        resized = np.abs(size[1:] - size[:-1]) / size[:-1]
+    chord = 2 * np.sin(np.radians(tolerance) / 2)  # how far a turn of ``tolerance`` moves a unit vector
+    still = np.all(stream[1:] == stream[:-1], axis=-1) | ((turn < tolerance) & (resized < chord))
     moving = np.nonzero(~np.all(still, axis=tuple(range(1, still.ndim))))[0]
     return int(moving[-1]) + 1 if moving.size else 0
 

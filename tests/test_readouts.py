@@ -392,6 +392,13 @@ def test_settled_block_is_where_the_picture_stops_turning():
     assert settled_block(stream, tolerance=0.01) == 3  # 31 -> 31.05 turns 0.05 deg: still moving at 0.01
 
 
+def test_a_stream_that_keeps_growing_in_one_direction_has_not_settled():
+    grown = np.array([1.0, 2.0, 2.1, 2.2, 2.2])[:, None, None] * np.array([[0.6, 0.8], [1.0, 0.0]])
+    assert settled_block(grown) == 3  # 2.1 -> 2.2 grows 5 %: the picture still moves; then equal
+    assert settled_block(grown * (1 + 1e-5) ** np.arange(5)[:, None, None]) == 3  # 0.001 %: too small to see
+    assert settled_block(np.array([1.0, 2.0, 4.0])[:, None, None] * np.ones((3, 1, 2))) == 2
+
+
 @settings(max_examples=30, deadline=None)
 @given(residual=st.booleans(), norm=st.sampled_from(("none", "rmsnorm", "layernorm")),
        placement=st.sampled_from(("post", "pre")), depth=st.integers(1, 99))
