@@ -65,13 +65,20 @@ def relative_residual(x: np.ndarray) -> np.ndarray:
         return composite_norm(x - x.mean(axis=-2, keepdims=True)) / composite_norm(x)
 
 
-def mean_pairwise_cosine(x: np.ndarray) -> np.ndarray:
-    """Mean cosine over distinct token pairs (1 = all tokens point the same way)."""
+def pairwise_cosines(x: np.ndarray) -> np.ndarray:
+    """The cosine of every pair of tokens, ``(..., tokens, tokens)`` (1 on the diagonal)."""
     scaled, _ = _rescaled(x)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         unit = scaled / vector_norm(scaled)[..., None]
-        gram = unit @ np.swapaxes(unit, -1, -2)
-        tokens = x.shape[-2]
+        return unit @ np.swapaxes(unit, -1, -2)
+
+
+def mean_pairwise_cosine(x: np.ndarray) -> np.ndarray:
+    """Mean cosine over distinct token pairs (1 = all tokens point the same way). A spread figure:
+    it cannot tell some tokens merged from all of them close (:func:`pairwise_cosines` can)."""
+    gram = pairwise_cosines(x)
+    tokens = x.shape[-2]
+    with np.errstate(invalid="ignore", over="ignore"):
         off_diagonal = gram.sum(axis=(-1, -2)) - np.trace(gram, axis1=-2, axis2=-1)
         return off_diagonal / (tokens * (tokens - 1))
 

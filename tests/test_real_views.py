@@ -76,18 +76,30 @@ def _number(text: str) -> float:
     return float(text)
 
 
+def _cosines(layer: np.ndarray) -> np.ndarray:
+    """The cosine of every pair of tokens of one layer's ``(tokens, 384)`` states, computed here."""
+    unit = layer / np.linalg.norm(layer.astype(np.float64), axis=-1, keepdims=True)
+    return np.array([unit[i] @ unit[j] for i, j in itertools.combinations(range(len(unit)), 2)])
+
+
 @pytest.mark.parametrize("ablation", ABLATIONS, ids=repr)
 def test_every_verdict_sentence_is_true_of_the_numbers(runs, ablation):
     c = runs[ablation]
     said = dict(findings(c))
-    later = c.ablated.pairwise_cosine[1:]
     ratio = c.ablated.rms / c.intact.rms
     for key, fields in said.items():
-        if key == "real.verdict.collapse":
+        if key == "real.verdict.collapse":  # every pair, from that block on
             block = fields["block"]
-            assert c.ablated.pairwise_cosine[block] >= COLLAPSED > later[:block - 1].max(initial=0)
+            closest = [_cosines(c.ablated.stream[b]).min() for b in range(1, DEPTH + 1)]
+            assert min(closest[block - 1:]) >= COLLAPSED and (block == 1 or closest[block - 2] < COLLAPSED)
+            assert float(fields["floor"]) == COLLAPSED
+        elif key == "real.verdict.merged":
+            cosines = _cosines(c.ablated.stream[-1])
+            assert fields["merged"] == np.sum(cosines >= COLLAPSED) and 0 < fields["merged"] < len(cosines)
+            assert fields["pairs"] == len(cosines) == math.comb(c.ablated.stream.shape[1], 2)
         elif key == "real.verdict.distinct":
-            assert later.max() < COLLAPSED
+            assert _cosines(c.ablated.stream[-1]).max() < COLLAPSED
+            assert _number(fields["closest"]) == pytest.approx(_cosines(c.ablated.stream[-1]).max(), abs=5e-4)
         elif key == "real.verdict.grows":
             assert ratio[fields["block"]] >= SIZE_CHANGE and ratio[fields["block"]] == ratio.max()
         elif key == "real.verdict.shrinks":
@@ -104,8 +116,9 @@ def test_every_verdict_sentence_is_true_of_the_numbers(runs, ablation):
             assert c.paraphrase - c.unrelated >= TELLS_APART
         elif key == "real.verdict.confused":
             assert c.paraphrase - c.unrelated < TELLS_APART
-        elif key == "real.verdict.intact":
-            assert ablation.intact
+        elif key == "real.verdict.intact":  # no two tokens point the same way
+            assert ablation.intact and _cosines(c.intact.stream[-1]).max() < COLLAPSED
+            assert _number(fields["closest"]) == pytest.approx(_cosines(c.intact.stream[-1]).max(), abs=5e-4)
         else:
             raise AssertionError(key)
     assert ("real.verdict.intact" in said) == ablation.intact
@@ -118,7 +131,7 @@ def test_every_verdict_sentence_is_true_of_the_numbers(runs, ablation):
 def test_the_verdicts_cover_collapse_blow_up_and_both_test_results(runs):
     keys = {key for c in runs.values() for key, _ in findings(c)}
     assert {"real.verdict.collapse", "real.verdict.grows", "real.verdict.meaning_lost", "real.verdict.confused",
-            "real.verdict.tells_apart", "real.verdict.distinct"} <= keys
+            "real.verdict.tells_apart", "real.verdict.distinct", "real.verdict.merged"} <= keys
 
 
 def test_the_projection_axes_are_the_intact_models_for_every_ablation(runs):
