@@ -398,7 +398,7 @@ def test_paper_variants_are_labelled(paper, lang):
 
 @LANGS
 @pytest.mark.parametrize("residual,cosine,tokens", [
-    ([1.0, 0.5, 1e-4, 1e-9], [0.0, 0.5, 1.0, 1.0], ("lab.reading.collapsed", {"block": 2})),
+    ([1.0, 0.5, 1e-4, 1e-9], [0.0, 0.5, 1.0, 1.0], ("lab.reading.collapsed", {"block": 2, "threshold": "0.001"})),
     ([1.0, 0.5, 0.1, 0.06], [0.0, 0.5, 0.9, 0.995], ("lab.reading.aligning", {"cosine": "0.995", "residual": "0.06"})),
     ([1.0, 0.9, 0.8, 0.414], [0.0, 0.3, 0.5, 0.694], ("lab.reading.distinct", {"residual": "0.414"})),
 ])

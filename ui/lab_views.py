@@ -133,7 +133,7 @@ def run_reading(variant: str, run: DepthCurves, t: Text) -> str:
     and what happened to the stream's size."""
     collapsed = np.flatnonzero(run.relative_residual < COLLAPSED)
     if collapsed.size:
-        tokens = t("lab.reading.collapsed", block=int(collapsed[0]))
+        tokens = t("lab.reading.collapsed", block=int(collapsed[0]), threshold=readable(COLLAPSED))
     elif run.pairwise_cosine[-1] > ALIGNED:
         tokens = t("lab.reading.aligning", cosine=readable(run.pairwise_cosine[-1]),
                    residual=readable(run.relative_residual[-1]))
