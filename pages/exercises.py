@@ -17,15 +17,22 @@ def first_key(question) -> str:
     return f"first_answer_{question.id}"
 
 
-def remember_first(question) -> None:
-    """The score counts a student's first choice; later choices only show their feedback."""
-    st.session_state.setdefault(first_key(question), st.session_state[answer_key(question)])
+def kept_key(question) -> str:
+    return f"kept_answer_{question.id}"
+
+
+def remember(question) -> None:
+    """The score counts a student's first choice; later choices only show their feedback. The
+    latest is kept apart too: Streamlit forgets a widget's value on a page the student left."""
+    choice = st.session_state[answer_key(question)]
+    st.session_state.setdefault(first_key(question), choice)
+    st.session_state[kept_key(question)] = choice
 
 
 def reset() -> None:
     for question in QUESTIONS:
-        st.session_state.pop(answer_key(question), None)
-        st.session_state.pop(first_key(question), None)
+        for key in (answer_key(question), first_key(question), kept_key(question)):
+            st.session_state.pop(key, None)
 
 
 first = {q.id: st.session_state.get(first_key(q)) for q in QUESTIONS}
@@ -42,9 +49,11 @@ for exercise in (1, 2):
     st.caption(t(f"ex.{exercise}.intro"))
     for question in (q for q in QUESTIONS if q.exercise == exercise):
         with st.container(border=True):
+            if answer_key(question) not in st.session_state and kept_key(question) in st.session_state:
+                st.session_state[answer_key(question)] = st.session_state[kept_key(question)]  # back on the page
             choice = st.radio(t(f"ex.{question.id}.prompt"), question.choices, index=None,
                               key=answer_key(question), format_func=lambda c, q=question: t(q.choice_key(c)),
-                              on_change=remember_first, args=(question,))
+                              on_change=remember, args=(question,))
             if choice is None:
                 continue
             verdict = "ex.right" if choice == question.answer else "ex.wrong"

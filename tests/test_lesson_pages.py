@@ -111,6 +111,27 @@ def test_score_counts_first_choices_and_reset_clears_it():
     assert all(at.radio(key=f"answer_{q.id}").value is None for q in QUESTIONS)
 
 
+def test_answers_are_still_there_after_a_visit_to_another_page():
+    t = Text("en")
+    at = open_page("pages/exercises.py")
+    first, second = QUESTIONS[:2]
+    wrong = next(c for c in first.choices if c != first.answer)
+    at.radio(key=f"answer_{first.id}").set_value(wrong).run()
+    at.radio(key=f"answer_{first.id}").set_value(first.answer).run()  # changed mind: the score keeps the first
+    at.radio(key=f"answer_{second.id}").set_value(second.answer).run()
+    at.button(key=f"show_{second.id}").click().run()  # to the Explorer, then back
+    at.switch_page("pages/exercises.py").run()
+    assert not at.exception
+    assert at.radio(key=f"answer_{first.id}").value == first.answer
+    assert at.radio(key=f"answer_{second.id}").value == second.answer
+    assert len(at.success) >= 2 and at.button(key=f"show_{first.id}")  # the feedback and its link again
+    assert at.metric[0].value == t("ex.score_value", right=1, answered=2, total=len(QUESTIONS))
+    at.button(key="ex_reset").click().run()
+    at.switch_page("pages/tour.py").run()
+    at.switch_page("pages/exercises.py").run()
+    assert all(at.radio(key=f"answer_{q.id}").value is None for q in QUESTIONS)  # a reset stays reset
+
+
 @pytest.mark.parametrize("item", CHECKLIST, ids=lambda c: c.id)
 def test_checklist_demonstrations_open_the_explorer(item):
     at = open_page("pages/exercises.py")
