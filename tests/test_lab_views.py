@@ -269,6 +269,19 @@ def test_published_figure_draws_ours_beside_the_papers_curves(lang, projector):
     assert fig.layout.xaxis.title.text == t("lab.published.axis")
 
 
+def test_a_variant_has_one_colour_in_the_published_figure_and_the_curves():
+    t = Text("en")
+    made = made_curves(LabSetup(d_model=16, tokens=8, heads=2, depth=2), [1.0, 0.5, 0.1], [0.0, 0.5, 0.9], [1, 1, 1])
+    run = replace(published_run([[0.6, 0.1, 0.0], [0.6, 0.5, 0.4]], [[0.6, 0.1, 0.0], [0.6, 0.5, 0.4]]),
+                  curves={"skip.bert": made, "attention.bert": made})  # drawn in the other order
+    published = {trace.name: trace.line.color for trace in published_figure(run, t).data}
+    drawn = {trace.name: trace.line.color for trace in curves_figure(run.curves, t).data if trace.showlegend}
+    for variant in ("attention.bert", "skip.bert"):
+        label = variant_label(variant, t)
+        assert published[t("lab.published.ours", run=label, seeds=3)] == drawn[label]
+    assert len(set(drawn.values())) == 2
+
+
 def test_layer_zero_quotes_where_the_curves_start():
     run = published_run([[0.617, 0.04], [0.6171, 0.6]], [[0.612, 0.02], [0.597, 0.57]])
     assert layer_zero(run.published) == {"ours": "0.62", "published": "0.6–0.61"}

@@ -89,14 +89,15 @@ def curves_figure(curves: dict[str, DepthCurves], t: Text, projector: bool = Fal
 
     fig = make_subplots(rows=rows, cols=columns, subplot_titles=[t(f"lab.panel.{p}") for p in panels],
                         horizontal_spacing=0.09, vertical_spacing=(0.2 if projector else 0.16) / (2 if phone else 1))
-    for index, (variant, run) in enumerate(curves.items()):
+    colours = variant_colours(curves)
+    for variant, run in curves.items():
         for panel_index, panel in enumerate(panels):
             values = getattr(run, panel)
             layers = np.arange(len(values)) + (1 if panel == "gradient_norm" else 0)
             fig.add_trace(go.Scatter(x=layers, y=_plotted(values, panel in FLOORED_PANELS), mode="lines",
                                      name=variant_label(variant, t), legendgroup=variant,
                                      showlegend=panel_index == 0,
-                                     line={"color": PALETTE[index % len(PALETTE)], "width": 4 if projector else 2.5}),
+                                     line={"color": colours[variant], "width": 4 if projector else 2.5}),
                           **cell(panel_index))
     for panel_index, panel in enumerate(panels):
         fig.update_xaxes(title_text=t("lab.axis.block"), **cell(panel_index))
@@ -198,13 +199,19 @@ def finding_rows(run: PaperRun, t: Text) -> list[dict]:
     } for f in run.findings]
 
 
+def variant_colours(variants) -> dict[str, str]:
+    """One colour per variant, in the curves' order, so a variant keeps its colour from figure to figure."""
+    return {variant: PALETTE[index % len(PALETTE)] for index, variant in enumerate(variants)}
+
+
 def published_figure(run: PaperRun, t: Text, projector: bool = False) -> go.Figure:
     """Each published curve (dashed) beside ours, the mean over seeds (solid), layer by layer on
     a linear axis, as the paper draws them; one colour per variant."""
     fig = go.Figure()
     width = 4 if projector else 2.5
-    for index, curve in enumerate(run.published):
-        colour, label = PALETTE[index % len(PALETTE)], variant_label(curve.variant, t)
+    colours = variant_colours([*run.curves, *(c.variant for c in run.published if c.variant not in run.curves)])
+    for curve in run.published:
+        colour, label = colours[curve.variant], variant_label(curve.variant, t)
         layers = np.arange(len(curve.ours))
         fig.add_trace(go.Scatter(x=layers, y=_plotted(curve.ours, False), mode="lines+markers",
                                  name=t("lab.published.ours", run=label, seeds=curve.seeds),
