@@ -15,6 +15,8 @@ from oracles import groups_of
 from blockstab.readouts import angle_degrees
 from blockstab.scenario import PRESETS
 from ui.controls import ExplorerState
+from ui.examples import markdown_text, token_labels
+from ui.numbers import readable
 from ui.text import LANGUAGES, Text
 from ui.verdicts import OWN_DIRECTION, RANGE_LIMIT, STEADY, VANISHED, verdict, verdict_findings
 from ui.views import explore
@@ -50,6 +52,7 @@ def check(finding, state, result) -> None:
         assert np.any(ratio[v["block"]] <= VANISHED)
     elif finding.key in ("verdict.grew", "verdict.pre_stream"):
         assert np.any(ratio >= (STEADY if finding.key == "verdict.pre_stream" else RANGE_LIMIT))
+        assert v["factor"] == readable(float(ratio[-1].max()))  # "up to": the larger of the sentences
         if finding.key == "verdict.pre_stream":
             assert state.placement == "pre" and state.norm and state.residual
             out = np.linalg.norm(result.trace.output[:, state.example.action], axis=-1)
@@ -58,6 +61,7 @@ def check(finding, state, result) -> None:
             assert np.any(ratio[v["block"]] >= RANGE_LIMIT) and not np.any(ratio[: v["block"]] >= RANGE_LIMIT)
     elif finding.key == "verdict.shrank":
         assert np.any(ratio[v["block"]] <= 1 / RANGE_LIMIT)
+        assert v["factor"] == readable(float(ratio[-1].min()))  # "as small as": the smaller of the sentences
     elif finding.key == "verdict.growing":
         assert np.all(ratio < RANGE_LIMIT) and ratio[-1].max() >= STEADY
     elif finding.key == "verdict.shrinking":
@@ -86,15 +90,18 @@ def check(finding, state, result) -> None:
         for row in range(stream.shape[1]):
             others = [angle_degrees(stream[-1, row, action], stream[-1, row, j]) for j in range(n) if j != action]
             assert min(others) >= OWN_DIRECTION
-    elif finding.key == "verdict.action_merged":
-        action = state.example.action
-        assert any(angle_degrees(stream[-1, row, action], stream[-1, row, j]) < 1.0
-                   for row in range(stream.shape[1]) for j in range(n) if j != action)
-    elif finding.key == "verdict.action_close":
-        action = state.example.action
-        nearest = min(angle_degrees(stream[-1, row, action], stream[-1, row, j])
-                      for row in range(stream.shape[1]) for j in range(n) if j != action)
-        assert 1.0 <= nearest < OWN_DIRECTION
+    elif finding.key in ("verdict.action_merged", "verdict.action_close"):  # in the sentence, with the token named
+        action, row = state.example.action, _row(state, result, v["sentence"])
+        labels = [markdown_text(label) for label in token_labels(state.example, state.scenarios[row], Text("en"))]
+        named = min(angle_degrees(stream[-1, row, action], stream[-1, row, j]) for j in range(n)
+                    if j != action and labels[j] == v["token"])
+        nearest = min(angle_degrees(stream[-1, r, action], stream[-1, r, j])
+                      for r in range(stream.shape[1]) for j in range(n) if j != action)
+        assert named == pytest.approx(nearest, abs=1e-9)  # the closest pair of all sentences
+        if finding.key == "verdict.action_merged":
+            assert nearest < 1.0
+        else:
+            assert 1.0 <= nearest < OWN_DIRECTION
     elif finding.key == "verdict.distinct_count":
         counts = [groups_of(stream[-1, row]) for row in range(stream.shape[1])]
         assert v["counts"] == " · ".join(map(str, counts)) and v["n"] == n

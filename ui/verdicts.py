@@ -127,14 +127,15 @@ def token_findings(state: ExplorerState, result, t: Text, compact: bool = False)
                 "block": settled_block(count[:, row]), "names": merged_names(state, result, row, side, t)}))
     nearest = r.action_nearest_angle[-1]
     worst = int(np.argmin(nearest))
-    other = token_labels(state.example, state.scenarios[worst], t)[int(r.action_nearest_token[-1, worst])]
+    side = state.scenarios[worst]
+    other = token_labels(state.example, side, t)[int(r.action_nearest_token[-1, worst])]
+    where = {"sentence": markdown_text(side_name(state.example, side, t)), "token": markdown_text(other)}
     if np.all(nearest >= OWN_DIRECTION):
         findings.append(Finding("verdict.action_kept", {"angle": readable(float(nearest.min()))}))
     elif nearest[worst] < DISTINCT_DEGREES:
-        findings.append(Finding("verdict.action_merged", {"token": markdown_text(other)}))
+        findings.append(Finding("verdict.action_merged", where))
     else:
-        findings.append(Finding("verdict.action_close", {"angle": readable(float(nearest[worst])),
-                                                         "token": markdown_text(other)}))
+        findings.append(Finding("verdict.action_close", {"angle": readable(float(nearest[worst])), **where}))
     if len(state.scenarios) == 2 and not compact:
         findings.append(Finding("verdict.sentences", {"angle": readable(float(r.scenario_angle[-1]))}))
     return findings
