@@ -1,5 +1,6 @@
 """Chart titles wrapped to fit the narrowest chart (ui.views.style.wrap), and the phone layout."""
 
+import re
 import unicodedata
 
 import pytest
@@ -7,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ui.controls import ExplorerState
-from ui.text import LANGUAGES, Text
+from ui.text import LANGUAGES, Text, catalog
 from ui.views import explore
 from ui.views.depth import readouts_figure
 from ui.views.geometry import geometry_2d_figure
@@ -27,18 +28,35 @@ def test_wrap_breaks_latin_between_words_and_chinese_anywhere():
     assert wrap("Inside block 1: up to normalized ①") == "Inside block 1: up to normalized ①"  # no lone ①
 
 
-TEXT = st.lists(st.sampled_from(["block", "token", "归一化", "残差连接", "(°, log)", "：", "，", "x", "10⁻¹⁵", "①"]),
+TEXT = st.lists(st.sampled_from(["block", "token", "归一化", "残差连接", "(°, log)", "：", "，", "x", "10⁻¹⁵", "①",
+                                 "+", "F(x)", "「x"]),
                 max_size=30).map(lambda words: " ".join(words).replace(" ：", "：").replace(" ，", "，"))
 
 
 @given(TEXT, st.integers(min_value=8, max_value=60))
 def test_wrapped_lines_fit_and_keep_every_word(text, width):
-    lines = wrap(text, width).split("<br>")
+    lines = wrap(text, width).replace("\u00a0", " ").split("<br>")
     assert "".join(lines).replace(" ", "") == text.replace(" ", "")
     for line in lines[:-1]:  # the last may take a two-column tail rather than leave it alone
         assert columns(line) <= width or " " not in line.strip()
     assert all(line == line.strip() for line in lines)
     assert not any(line[:1] in "：，)" for line in lines[1:])  # punctuation never starts a line
+    assert not any(line.endswith("「") for line in lines[:-1])  # nor does an opening bracket end one
+    for before, after in zip(lines, lines[1:], strict=False):  # a sum stays on one line
+        assert not (re.search(r"[\w)] \+$", before) and re.match(r"\w", after)), (before, after)
+        assert not (re.search(r"[\w)]$", before) and re.match(r"\+ \w", after)), (before, after)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_block_title_keeps_a_formula_and_its_brackets_on_one_line(lang):
+    t = Text(lang)
+    sums = [text for key, text in catalog(lang).items() if key.startswith("stage.") and re.search(r"\w \+ \w", text)]
+    assert "x + F(x)" in sums or any("x + F(x)" in text for text in sums)
+    for stage in sums:
+        lines = wrap(t("fig.block.title", block=100, stage=stage)).replace("\u00a0", " ").split("<br>")
+        formula = re.search(r"\S+ \+ \S+", stage).group(0).strip("「」")
+        assert any(formula in line for line in lines), lines
+        assert not any(line.endswith("「") for line in lines[:-1]), lines
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

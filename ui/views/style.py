@@ -30,6 +30,7 @@ TEXT_COLOURS = {"#D55E00": "#B34700", OTHER_TOKENS: "#595959", TARGET: "#007A5A"
 # The most a chart title's line may hold, in Latin letters (a Chinese character counts as two):
 # what fits the narrowest chart the app draws (a column on a 1024 px screen, a 390 px phone).
 LINE_WIDTH = 32
+SUM = re.compile(r"(?<=[\w)]) \+ (?=\w)")  # "x + F(x)": its spaces do not break a line
 RIGHT_MARGIN = 20  # px
 
 
@@ -46,9 +47,10 @@ def style(state: ExplorerState) -> dict:
 
 def wrap(text: str, width: int = LINE_WIDTH) -> str:
     """``text`` broken into chart lines (``<br>``) of at most ``width`` columns: Latin words stay
-    whole, Chinese may break between any two characters, and a wide character takes two columns."""
+    whole, Chinese may break between any two characters, and a wide character takes two columns; a
+    sum such as ``x + F(x)`` is kept on one line."""
     lines, line, spaced = [], "", False  # spaced: the last break was at a space
-    for piece in _pieces(text):
+    for piece in _pieces(SUM.sub("\u00a0+\u00a0", text)):
         if columns(line + piece) > width and line.strip():
             lines.append(line.rstrip())
             line, spaced = piece.lstrip(), piece.startswith(" ")
@@ -70,11 +72,13 @@ def _wide(c: str) -> bool:
 
 
 def _pieces(text: str) -> list[str]:
-    """Where a line may break: before a space or a wide character, never before punctuation."""
+    """Where a line may break: before a space or a wide character, never before closing
+    punctuation nor after an opening bracket."""
     pieces: list[str] = []
     for c in text:
         starts = c == " " or _wide(c) or (pieces and _wide(pieces[-1][-1]))
-        if not pieces or (starts and unicodedata.category(c) not in ("Pe", "Po")):
+        opened = pieces and unicodedata.category(pieces[-1][-1]) in ("Ps", "Pi")
+        if not pieces or (starts and not opened and unicodedata.category(c) not in ("Pe", "Po")):
             pieces.append(c)
         else:
             pieces[-1] += c
