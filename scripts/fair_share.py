@@ -131,7 +131,7 @@ def gate_of(session, rerun: Callable, lane: Lane) -> RerunGate:
 
 def install() -> None:
     """Put both bounds into Streamlit 1.67's server; call before it starts. Fails loudly if a
-    Streamlit upgrade moved what they hook (``tests/test_fair_share.py`` checks them served)."""
+    Streamlit upgrade moved what they hook (``tests/server/test_fair_share.py`` checks them served)."""
     from starlette.middleware import Middleware
     from streamlit.runtime.app_session import AppSession
     from streamlit.web.server.starlette import starlette_app

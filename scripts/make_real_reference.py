@@ -1,5 +1,5 @@
-"""Make tests/data/minilm_reference.npz: all-MiniLM-L6-v2 run by sentence-transformers (torch), the
-reference that tests/test_pretrained.py holds BlockStab's NumPy forward pass to (within 1e-5).
+"""Make tests/engine/data/minilm_reference.npz: all-MiniLM-L6-v2 run by sentence-transformers (torch), the
+reference that tests/engine/test_pretrained.py holds BlockStab's NumPy forward pass to (within 1e-5).
 
 Not run by the tests or CI: it needs torch, which BlockStab never installs. Run it once, in a
 separate virtual environment, after `bash scripts/setup.sh` (which installed the model files):

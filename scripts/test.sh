@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# One command: set up and run every test (engine, pages, real headless Chromium), then lint.
+# One command: set up and run every test (engine, views, pages, servers, real headless Chromium), then lint.
 # A browser that cannot start is a failure, never a skip.
+#   bash scripts/test.sh                  everything, a worker per core (what CI runs)
+#   bash scripts/test.sh --quick          engine, view and page tests: no server, no browser
+#   bash scripts/test.sh tests/browser/test_lab_browser.py   one file (pytest's arguments), in one process
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh requirements-dev.txt
+.venv/bin/python -m ruff check .
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  exec .venv/bin/python -m pytest -n auto tests/engine tests/views tests/app "$@"
+fi
 if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi "noto.*cjk"; then
   if [ "$(id -u)" = 0 ]; then
     echo "Installing Debian's chromium and CJK fonts for the browser tests ..."
@@ -13,5 +21,7 @@ if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi "noto.*cjk"; t
     exit 1
   fi
 fi
-.venv/bin/python -m ruff check .
-exec .venv/bin/python -m pytest "$@"
+if [ $# -gt 0 ]; then
+  exec .venv/bin/python -m pytest "$@"
+fi
+exec .venv/bin/python -m pytest -n auto --durations=30

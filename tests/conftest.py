@@ -1,23 +1,12 @@
-"""For every test: no page test builds tens of blocks ahead, and no test leaves such a build running.
+"""For every test: Hypothesis's profile. In CI (``CI`` set) a run is reproducible: each property
+test draws the same examples every time (derandomized, no example database), within its own
+``max_examples`` budget (100 where a test sets none); no deadline, since a shared 2-core machine's
+timing is noise, not a property of the engine."""
 
-The instant Explorer has the server build a sentence's tens of blocks ahead in the background, in
-worker processes (``ui/instant_tens.py`` build_around); its page tests (AppTest) only record what
-it asks for (``tens_asked_ahead``), since a build ahead there would outlive its test (the next
-test would find its worker process running, or its tens landing in what it keeps). The build
-itself is tested in tests/test_instant_tens.py and, in the app's real server, in Chromium.
-"""
+import os
 
-import pytest
+from hypothesis import settings
 
-from ui import instant_explorer, instant_tens
-
-
-@pytest.fixture(autouse=True)
-def tens_asked_ahead(monkeypatch):
-    """The (look, language, first block) of each build ahead the Explorer asked for (each started)."""
-    asked = []
-    monkeypatch.setattr(instant_explorer, "build_around",
-                        lambda look, lang, first: asked.append((look, lang, first)) or True)
-    yield asked
-    with instant_tens._BUILDING:  # a test of its own that started one waits for it
-        pass
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")

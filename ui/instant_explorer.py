@@ -119,7 +119,7 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> 
 
 def _in_fragment_run() -> bool:
     """Whether this run is a fragment's rerun (a report-back), not the whole page's: Streamlit's
-    own test for allowing ``st.rerun(scope="fragment")`` (tests/test_instant.py pins it)."""
+    own test for allowing ``st.rerun(scope="fragment")`` (tests/app/test_instant.py pins it)."""
     ctx = get_script_run_ctx()
     return bool(ctx and ctx.fragment_ids_this_run)
 

@@ -2,7 +2,7 @@
 :class:`~blockstab.ablations.Comparison`, no Streamlit.
 
 The verdict is computed from the numbers (:func:`findings`); each of its sentences is checked
-against the engine in tests/test_real_views.py. Tokens are user text: Plotly labels are escaped.
+against the engine in tests/views/test_real_views.py. Tokens are user text: Plotly labels are escaped.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def _panel_grid(phone: bool, titles: tuple[str, ...]) -> dict:
 def _figure(data: list[dict], layout: dict) -> go.Figure:
     """A figure from plain dicts, wrapped without Plotly's per-property validation (as the Explorer's
     depth figure): validating the three figures cost ~60 ms of every page update (docs/benchmarks.md).
-    tests/test_real_views.py checks that validating them would accept them and change nothing."""
+    tests/views/test_real_views.py checks that validating them would accept them and change nothing."""
     return go.Figure({"data": data, "layout": ink_layout(layout)}, skip_invalid=False, _validate=False)
 
 

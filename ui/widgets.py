@@ -338,7 +338,7 @@ def one_blas_thread() -> None:
     restoring its old count would unpin another's run). threadpoolctl lets one live Python thread
     set it and ignores the others, and a session's script thread ends with its run, so the count is
     set at every computation (0.3 ms), not once per process: the first thread to compute takes
-    control and pins it (tests/test_real_page.py reads the count inside the computation)."""
+    control and pins it (tests/app/test_real_page.py reads the count inside the computation)."""
     threadpool_limits(limits=1, user_api="blas")
 
 

@@ -33,27 +33,48 @@ SERVER_LOG: list[Path] = []  # the running server's log, shown under every faile
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
+    """A failed browser test's report shows the server's last log lines; its pages are screenshotted."""
     outcome = yield
     report = outcome.get_result()
-    if report.when == "call" and report.failed and SERVER_LOG and SERVER_LOG[-1].exists():
-        lines = SERVER_LOG[-1].read_text(errors="replace").splitlines()
-        report.sections.append(("streamlit server log (last 40 lines)", "\n".join(lines[-40:])))
-
-
-SERVER: dict = {}  # the app's server process, for a test that pauses it
+    if report.when == "call" and report.failed:
+        item.failed_call = True
+        if SERVER_LOG and SERVER_LOG[-1].exists():
+            lines = SERVER_LOG[-1].read_text(errors="replace").splitlines()
+            report.sections.append(("streamlit server log (last 40 lines)", "\n".join(lines[-40:])))
 
 
 @pytest.fixture(scope="session")
-def app_url(tmp_path_factory):
-    """Start the app as scripts/start.sh does on a free port, wait for /_stcore/health, stop it afterwards."""
+def app_server(tmp_path_factory):
+    """``(url, process)``: the app started as scripts/start.sh starts it, on a free port, once healthy
+    (``/_stcore/health``); stopped afterwards. One per test process (each xdist worker has its own)."""
     log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
     SERVER_LOG.append(log_path)
     try:
         with streamlit_server("app.py", log_path, ROOT) as (base, server):
-            SERVER["process"] = server
-            yield base
+            yield base, server
     except ServerFailed as error:  # raised only while starting, before the yield
         pytest.fail(str(error), pytrace=False)
+
+
+@pytest.fixture
+def fresh_app_server(tmp_path):
+    """``(url, process)`` of a server of the test's own, for a test that needs the server idle: the
+    tens of blocks are built ahead one sentence at a time in a server, so a build another test
+    started would hold back the one it waits for."""
+    log_path = tmp_path / "server.log"
+    SERVER_LOG.append(log_path)
+    try:
+        with streamlit_server("app.py", log_path, ROOT) as (base, server):
+            yield base, server
+    except ServerFailed as error:
+        pytest.fail(str(error), pytrace=False)
+    finally:
+        SERVER_LOG.remove(log_path)
+
+
+@pytest.fixture(scope="session")
+def app_url(app_server) -> str:
+    return app_server[0]
 
 
 @pytest.fixture(scope="session")
@@ -72,34 +93,60 @@ def browser(app_url):
         chromium.close()
 
 
+@pytest.fixture(scope="session")
+def warm_contexts(browser):
+    """Browser contexts shared by the tests, one per (locale, user agent): each keeps its HTTP cache,
+    so Streamlit's and Plotly's scripts load once, while every page opened in it is a new tab and so
+    a new Streamlit session (the app keeps nothing in the browser's storage)."""
+    contexts: dict = {}
+    yield contexts
+    for context in contexts.values():
+        context.close()
+
+
 @pytest.fixture
-def new_page(browser, request):
-    """``new_page(width, height, locale, user_agent)``: a fresh context (cold cache, no session) per
-    call; a ``user_agent`` makes it a phone's browser (touch, no desktop viewport).
+def new_page(browser, warm_contexts, request):
+    """``new_page(width, height, locale, user_agent, cold)``: a new tab (a new session) in the shared
+    context for its locale and user agent, or with ``cold`` a fresh context of its own (an empty cache,
+    as on a first visit); a ``user_agent`` makes it a phone's browser (touch, no desktop viewport).
 
     Every page records uncaught JavaScript errors in ``page.js_errors`` and the app's script
-    states in ``window.__scriptStates``; each is screenshotted into test-artifacts/ at teardown.
+    states in ``window.__scriptStates``; if the test failed, each is screenshotted into
+    test-artifacts/ at teardown (a test's own ``shot`` calls are kept in every run).
     """
-    contexts = []
+    opened = []
 
-    def make(width: int = 1400, height: int = 900, locale: str = "en-US", user_agent: str | None = None):
-        context = browser.new_context(viewport={"width": width, "height": height}, locale=locale,
-                                      user_agent=user_agent, is_mobile=user_agent is not None)
+    def context_for(locale: str, user_agent: str | None, cold: bool):
+        if not cold and (locale, user_agent) in warm_contexts:
+            return warm_contexts[locale, user_agent]
+        context = browser.new_context(locale=locale, user_agent=user_agent, is_mobile=user_agent is not None)
         context.add_init_script(SCRIPT_STATE_LOG)
+        if not cold:
+            warm_contexts[locale, user_agent] = context
+        return context
+
+    def make(width: int = 1400, height: int = 900, locale: str = "en-US", user_agent: str | None = None,
+             cold: bool = False):
+        context = context_for(locale, user_agent, cold)
         page = context.new_page()
+        page.set_viewport_size({"width": width, "height": height})
         page.set_default_timeout(20_000)
         page.js_errors = []
         page.on("pageerror", lambda error: page.js_errors.append(str(error)))
-        contexts.append((context, page))
+        opened.append((page, context if cold else None))
         return page
 
     yield make
+    failed = getattr(request.node, "failed_call", False)
     ARTIFACTS.mkdir(exist_ok=True)
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
-    for n, (context, page) in enumerate(contexts):
-        with contextlib.suppress(Exception):  # a screenshot must never hide the test's own result
-            page.screenshot(path=str(ARTIFACTS / f"{name}{'' if n == 0 else f'-{n}'}-final.png"))
-        context.close()
+    for n, (page, own_context) in enumerate(opened):
+        if failed:
+            with contextlib.suppress(Exception):  # a screenshot must never hide the test's own result
+                page.screenshot(path=str(ARTIFACTS / f"{name}{'' if n == 0 else f'-{n}'}-final.png"))
+        page.close()
+        if own_context is not None:
+            own_context.close()
 
 
 @pytest.fixture

@@ -6,12 +6,9 @@ Synchronisation: after every navigation or click the test waits for the app's
 data it asserts on to change (bounded ``wait_for_function`` polls), never for a fixed time.
 """
 
-import ast
 import json
 import re
-import string
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,170 +16,40 @@ from local_server import streamlit_server
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from blockstab.lesson import ACTION_TOKEN
+from support.browser import (
+    ALL_DRAWN,
+    CHARTS,
+    EXCEPTION,
+    IDLE,
+    LINKS,
+    PAGES,
+    ROOT,
+    TITLES,
+    WARNINGS,
+    assert_healthy,
+    assert_same_points,
+    chart,
+    depth_chart_index,
+    open_app,
+    opens_with,
+    plain,
+    runs,
+    says,
+    shot,
+    verdict_text,
+    wait_for_chart_change,
+    wait_for_rerun,
+)
 from ui.controls import ExplorerState
-from ui.text import Text, catalog
+from ui.text import Text
 from ui.views import explore
 from ui.views.block import block_figure
 from ui.views.style import wrap
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = pytest.mark.browser
-
-IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
-READY = "h1, .js-plotly-plot, [data-testid=stException]"
-VERDICT = ".instant-verdict, [data-testid=stAlertContentInfo] [data-testid=stMarkdownContainer]"
-WARNINGS = ".instant-warning, [data-testid=stAlertContentWarning] [data-testid=stMarkdownContainer]"
-EXCEPTION = "[data-testid=stException]"
-
-READ_CHART = """
-  const readChart = i => {
-    const gd = document.querySelectorAll('.js-plotly-plot')[i];
-    if (!gd || !gd._fullData) return null;
-    const number = v => (v === null ? NaN : Number(v));  // null, like NaN, is a gap
-    return gd._fullData.map(t => ({name: t.name, x: Array.from(t.x || [], number), y: Array.from(t.y || [], number)}));
-  };
-"""
-CHART_DATA = "(i) => {" + READ_CHART + "return readChart(i); }"
-CHART_CHANGED = "([i, before]) => {" + READ_CHART + """
-  const now = readChart(i);
-  return now !== null && JSON.stringify(now) !== before;
-}"""
-ALL_DRAWN = "() => { const p = [...document.querySelectorAll('.js-plotly-plot')];" \
-            " return p.length > 0 && p.every(gd => gd._fullData && gd.querySelector('.main-svg')); }"
-# Whatever the page has: no lazy-loading skeleton left, every chart drawn, every dataframe's grid in place.
-SETTLED = """() => !document.querySelector('[data-testid=stSkeleton]')
-  && [...document.querySelectorAll('.js-plotly-plot')]
-    .every(gd => gd._fullData && gd.querySelector('.main-svg'))
-  && [...document.querySelectorAll('[data-testid=stDataFrame]')].every(df => df.querySelector('canvas'))"""
-RUNS = "() => window.__scriptStates.filter(s => s === 'running').length"
-
-
-# --- helpers ----------------------------------------------------------------------------------
-
-
-def opens_with(text: str, lang: str, key: str) -> bool:
-    """Does ``text`` begin with the catalog message ``key`` (a verdict's headline, any values)?"""
-    parts = []
-    for literal, field, _, _ in string.Formatter().parse(catalog(lang)[key]):
-        parts.append(re.escape(literal) + ("(.+?)" if field is not None else ""))
-    return re.match("".join(parts), text.strip(), re.DOTALL) is not None
-
-
-def says(text: str, lang: str, key: str) -> bool:
-    parts = []
-    for literal, field, _, _ in string.Formatter().parse(catalog(lang)[key]):
-        parts.append(re.escape(literal) + ("(.+?)" if field is not None else ""))
-    return re.fullmatch("".join(parts), text.strip(), re.DOTALL) is not None
-
-
-def plain(html: str) -> str:
-    """A Plotly title without the <b> tags Streamlit's chart theme wraps it in."""
-    return re.sub(r"<[^>]+>", "", html)
-
-
-def shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-
-
-DRAWN = "() => { const e = document.querySelector('.instant-explorer'); return !e || !!e.dataset.drawn; }"
-
-
-def open_app(page, url: str, charts: bool = True) -> None:
-    """Navigate and wait until the script finished and (if expected) every chart is drawn, the
-    instant Explorer's included."""
-    page.goto(url)
-    page.wait_for_selector(READY, state="attached")
-    page.wait_for_selector(IDLE, state="attached")
-    if charts and not page.query_selector(EXCEPTION):
-        page.wait_for_function(ALL_DRAWN)
-    page.wait_for_function(DRAWN)
-    page.wait_for_function(SETTLED)
-
-
-def runs(page) -> int:
-    return page.evaluate(RUNS)
-
-
-def wait_for_rerun(page, runs_before: int, shown: str | None = None) -> None:
-    """Wait until a new script run has started and the app is idle again. A rerun served from the
-    caches can start and finish within one render, leaving no 'running' state to count; ``shown``
-    (a JavaScript expression, true once the rerun's result is on the page) then stands in."""
-    done = f"({RUNS})() > n" + (f" || ({shown})" if shown else "")
-    page.wait_for_function(f"n => {done}", arg=runs_before)
-    page.wait_for_selector(IDLE, state="attached")
-
-
-def chart(page, index: int) -> list[dict]:
-    return page.evaluate(CHART_DATA, index)
-
-
-def wait_for_chart_change(page, index: int, before: list[dict]) -> list[dict]:
-    page.wait_for_function(CHART_CHANGED, arg=[index, json.dumps(before)])
-    return chart(page, index)
-
-
-def assert_healthy(page) -> None:
-    assert page.query_selector(EXCEPTION) is None, page.inner_text(EXCEPTION)[:500]
-    assert page.js_errors == []
-
-
-def verdict_text(page) -> str:
-    return page.inner_text(VERDICT).strip()
-
-
-def assert_same_points(drawn: list[dict], fig) -> None:
-    assert [d["name"] for d in drawn] == [tr.name for tr in fig.data]
-    for d, tr in zip(drawn, fig.data, strict=True):
-        np.testing.assert_allclose(d["x"], np.asarray(tr.x, dtype=float), rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(d["y"], np.asarray(tr.y, dtype=float), rtol=1e-9, atol=1e-12)
-
-
-def set_depth(page, depth: int, key: str = "depth") -> None:
-    """Move the instant Explorer's depth slider (or the block's: ``key``) to ``depth`` (as a drag
-    ends) and wait until drawn."""
-    page.evaluate("""([key, n]) => { const r = document.querySelector('#instant-' + key); r.value = String(n);
-      r.dispatchEvent(new Event('input', {bubbles: true})); r.dispatchEvent(new Event('change', {bubbles: true})); }""",
-                  [key, depth])
-    wait_for_view(page, **{key: depth})
-
-
-def wait_for_view(page, **view) -> dict:
-    """Wait until the instant Explorer has drawn a view with these values; return the whole view."""
-    page.wait_for_function("""want => { const e = document.querySelector('.instant-explorer');
-      const drawn = e && e.dataset.drawn ? JSON.parse(e.dataset.drawn) : null;
-      return drawn && Object.entries(want).every(([k, v]) => drawn[k] === v); }""", arg=view)
-    return json.loads(page.evaluate("() => document.querySelector('.instant-explorer').dataset.drawn"))
-
-
-def depth_chart_index(page) -> int:
-    """The depth view: the instant Explorer's, or a page's with its own slider (the tour's)."""
-    return page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')].findIndex(gd => "
-                         "gd.classList.contains('instant-depth') || (gd.layout && gd.layout.sliders?.length))")
 
 
 # --- (a) cold deep links ----------------------------------------------------------------------
-
-
-def registered_pages() -> list[tuple[str, str, bool]]:
-    """(script, url_path, default) of every st.Page in app.py, read from its source."""
-    pages = []
-    for node in ast.walk(ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
-            kw = {k.arg: k.value for k in node.keywords}
-            url = kw["url_path"].value if "url_path" in kw else Path(node.args[0].value).stem
-            default = "default" in kw and kw["default"].value is True
-            pages.append((node.args[0].value, url, default))
-    return pages
-
-
-PAGES = registered_pages()
-TITLES = {"pages/explorer.py": "explorer.title", "pages/norm_geometry.py": "geometry.title"}
-CHARTS = {"pages/explorer.py": 3, "pages/norm_geometry.py": 2}
-# Every routable path: the default page is served at "/" (its own url_path is not a route).
-LINKS = sorted({(f"/{url}", script) for script, url, default in PAGES if not default}
-               | {("/", s) for s, _, default in PAGES if default} | {("/explore", "pages/explorer.py")})
 
 
 def test_the_router_has_the_two_pages_this_suite_knows():
@@ -193,7 +60,7 @@ def test_the_router_has_the_two_pages_this_suite_knows():
 @pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
 @pytest.mark.parametrize("path,script", LINKS, ids=[p for p, _ in LINKS])
 def test_cold_deep_link(new_page, app_url, path, script, locale):
-    page = new_page(locale=locale)
+    page = new_page(locale=locale, cold=True)
     lang = "zh" if locale.startswith("zh") else "en"
     open_app(page, app_url + path, charts=script in CHARTS)
     assert_healthy(page)

@@ -2,9 +2,9 @@
 browser fetches nothing but the app (issue #15, content injection)."""
 
 import pytest
-from test_browser import PAGES, assert_healthy, open_app
 
 from blockstab.scenario import Scenario, Token, encode
+from support.browser import PAGES, assert_healthy, open_app
 
 pytestmark = pytest.mark.browser
 # Every way Markdown turns text into a link or an image: inline image and link, bare URL, www., e-mail.

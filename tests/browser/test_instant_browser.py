@@ -11,8 +11,9 @@ import time
 
 import numpy as np
 import pytest
-from conftest import SERVER
-from test_browser import (
+
+from blockstab.scenario import PRESETS, Scenario, Token, encode
+from support.browser import (
     IDLE,
     READ_CHART,
     VERDICT,
@@ -24,8 +25,6 @@ from test_browser import (
     wait_for_rerun,
     wait_for_view,
 )
-
-from blockstab.scenario import PRESETS, Scenario, Token, encode
 from ui.controls import ExplorerState
 from ui.examples import plain_text
 from ui.text import Text
@@ -98,10 +97,10 @@ def test_every_switch_and_the_depth_change_all_three_charts_to_the_engines_numbe
     shot(page, f"instant-switched-{lang}")
 
 
-def test_switches_and_depth_change_the_charts_while_the_server_is_paused(page, app_url):
+def test_switches_and_depth_change_the_charts_while_the_server_is_paused(page, app_server):
     """Nothing on the way from a click to the new figures goes through the server."""
+    app_url, server = app_server
     open_app(page, f"{app_url}/?lang=en")
-    server = SERVER["process"]
     os.kill(server.pid, signal.SIGSTOP)
     try:
         click_label(page, Text("en")("control.residual"))
@@ -124,12 +123,12 @@ def test_switches_and_depth_change_the_charts_while_the_server_is_paused(page, a
     assert_healthy(page)
 
 
-def test_a_block_past_the_tens_sent_waits_for_the_server_then_shows_its_own_numbers(page, app_url):
+def test_a_block_past_the_tens_sent_waits_for_the_server_then_shows_its_own_numbers(page, app_server):
     """The block views come ten blocks at a time: moving from block 1 straight to block 21 (not
     sent, and the server paused: neither sent nor fetched) leaves the block view and numbers faded
     (waiting) until the server has sent or built blocks 21-30; then they are block 21's."""
+    app_url, server = app_server
     open_app(page, f"{app_url}/?lang=en&scenario=not_confirmed&depth=30")
-    server = SERVER["process"]
     os.kill(server.pid, signal.SIGSTOP)
     try:
         set_depth(page, 21, key="block")
@@ -150,10 +149,11 @@ def test_a_block_past_the_tens_sent_waits_for_the_server_then_shows_its_own_numb
 TENS_HELD = "() => JSON.parse(document.querySelector('.instant-explorer').dataset.tens || '[]')"
 
 
-def test_once_the_tens_beside_are_built_stepping_across_a_tens_edge_needs_no_server(page, app_url):
+def test_once_the_tens_beside_are_built_stepping_across_a_tens_edge_needs_no_server(page, fresh_app_server):
     """Opening the sentence has the server build the ten beside (11-20) first in the background; the
     browser fetches it in idle time, and block 10 to 11 is drawn with the server paused. The
     report-back then sends no tens: the browser has them (before, it was sent the tens around 11)."""
+    app_url, server = fresh_app_server
     received = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: received.append(len(frame))))
     open_app(page, f"{app_url}/?lang=zh&scenario=not_confirmed&depth=40")
@@ -164,7 +164,6 @@ def test_once_the_tens_beside_are_built_stepping_across_a_tens_edge_needs_no_ser
         if 11 in page.evaluate(TENS_HELD) or time.monotonic() > deadline:
             break
     assert page.evaluate(TENS_HELD) == [1, 11]
-    server = SERVER["process"]
     os.kill(server.pid, signal.SIGSTOP)
     try:
         set_depth(page, 11, key="block")
@@ -215,10 +214,11 @@ def hold_the_websocket(page) -> dict:
     return held
 
 
-def test_a_jump_to_a_ten_built_but_not_sent_is_fetched_from_the_app_with_no_rerun(page, app_url):
+def test_a_jump_to_a_ten_built_but_not_sent_is_fetched_from_the_app_with_no_rerun(page, fresh_app_server):
     """Opening a sentence has the server build its every ten (in a worker process); once built, a
     jump to block 77 (a ten never sent to this page) draws block 77's own charts and numbers with
     the page's WebSocket held: nothing reached the server, the ten was fetched."""
+    app_url, _ = fresh_app_server
     held = hold_the_websocket(page)
     fetched = []
     page.on("response", lambda r: "/blockstab.tens/" in r.url and fetched.append((r.url.rsplit("-", 1)[1], r.status)))

@@ -6,7 +6,10 @@ computes for seconds, so these pages get longer timeouts than the Explorer's.
 """
 
 import pytest
-from test_browser import (
+
+from blockstab.lab import LabSetup, compared_setups
+from blockstab.papers import FIGURE_2_CONFIGS, dong_figure_2
+from support.browser import (
     ALL_DRAWN,
     EXCEPTION,
     IDLE,
@@ -21,9 +24,6 @@ from test_browser import (
     wait_for_chart_change,
     wait_for_rerun,
 )
-
-from blockstab.lab import LabSetup, compared_setups
-from blockstab.papers import FIGURE_2_CONFIGS, dong_figure_2
 from ui.lab_views import PANELS, variant_label
 from ui.text import Text
 

@@ -6,7 +6,8 @@ import re
 
 import pytest
 from local_server import PHONE_USER_AGENT
-from test_browser import assert_healthy, open_app, shot
+
+from support.browser import assert_healthy, open_app, shot
 
 pytestmark = pytest.mark.browser
 

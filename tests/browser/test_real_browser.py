@@ -3,7 +3,10 @@ the collapse readout and the verdict to collapse (the chart drawn is the engine'
 sentence is run as plain text, and nothing is fetched from outside the app's origin."""
 
 import pytest
-from test_browser import (
+
+from blockstab.ablations import INCIDENT, Ablation, compare
+from blockstab.pretrained import load_model
+from support.browser import (
     assert_healthy,
     chart,
     open_app,
@@ -14,9 +17,6 @@ from test_browser import (
     wait_for_chart_change,
     wait_for_rerun,
 )
-
-from blockstab.ablations import INCIDENT, Ablation, compare
-from blockstab.pretrained import load_model
 from ui.text import Text
 
 pytestmark = pytest.mark.browser

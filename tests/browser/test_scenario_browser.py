@@ -7,7 +7,9 @@ the arrow keys, types (typing opens the cell editor) and presses Enter.
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from test_browser import (
+
+from blockstab.scenario import LESSON, MAX_FILE_BYTES
+from support.browser import (
     ALL_DRAWN,
     EXCEPTION,
     IDLE,
@@ -21,8 +23,6 @@ from test_browser import (
     wait_for_chart_change,
     wait_for_rerun,
 )
-
-from blockstab.scenario import LESSON, MAX_FILE_BYTES
 from ui.text import Text
 
 pytestmark = pytest.mark.browser

@@ -1,7 +1,7 @@
 """A figure across depth, cut to a stack's first blocks.
 
 The lesson stack repeats one block, so the first ``n`` blocks of a deep run are the run ``n``
-blocks deep (``tests/test_readouts.py``). A view across depth is therefore drawn as the figure of
+blocks deep (``tests/engine/test_readouts.py``). A view across depth is therefore drawn as the figure of
 every block of the deep run and a *cut*: a small patch, computed from the first ``n`` blocks only,
 that keeps the first ``n + 1`` points of the traces that run along depth and sets what depends on
 ``n`` (ranges, titles, notes, the tokens at block ``n``). The views build their own figure this
