@@ -24,4 +24,4 @@ fi
 if [ $# -gt 0 ]; then
   exec .venv/bin/python -m pytest "$@"
 fi
-exec .venv/bin/python -m pytest -n auto --durations=30
+exec .venv/bin/python -m pytest -n auto --dist load --durations=30

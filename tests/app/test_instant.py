@@ -27,8 +27,8 @@ from support.explorer_view import component_data, entry, report, shown, unpack, 
 from support.figures import plain
 from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
 from ui.examples import markdown_text, plain_text, visible
-from ui.instant import SETTINGS, packed, payload, sentence_and_look, setting_key, setting_payload
-from ui.instant_explorer import KEY
+from ui.instant import SETTINGS, packed, sentence_and_look, setting_key, setting_payload
+from ui.instant_explorer import KEY, packed_payload
 from ui.instant_tens import packed_ten
 from ui.text import Text
 from ui.verdicts import verdict
@@ -39,7 +39,7 @@ from ui.views.depth import depth_figure, readouts_figure
 
 @pytest.fixture(scope="module")
 def lesson() -> dict:
-    return unpack(packed(payload(ExplorerState(), Text("en"))))
+    return unpack(packed_payload(sentence_and_look(ExplorerState()), "en"))
 
 
 @settings(max_examples=200, deadline=None)
@@ -102,7 +102,7 @@ def test_figures_sent_ahead_draw_the_views_at_that_depth(lesson, setting, n):
 
 def test_the_payload_is_strict_json():
     state = ExplorerState(norm=False)  # blocks 80-100 overflow
-    text = packed(payload(state, Text("zh")))
+    text = packed_payload(sentence_and_look(state), "zh")
     json.loads(json.dumps(unpack(text)), parse_constant=lambda c: pytest.fail(f"{c} in the payload"))
 
 
@@ -111,7 +111,7 @@ def test_one_sentence_fits_one_websocket_message(example):
     for look in (ExplorerState(example=PRESETS[example]), ExplorerState(example=PRESETS[example], projector=True,
                                                                           scenario="confirmed")):
         for lang in ("en", "zh"):
-            assert len(packed(payload(look, Text(lang)))) < 0.6 * MESSAGE_LIMIT
+            assert len(packed_payload(sentence_and_look(look), lang)) < 0.6 * MESSAGE_LIMIT  # the app's, built once
 
 
 def test_states_that_share_a_payload_share_its_cache_entry():

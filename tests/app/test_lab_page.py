@@ -53,6 +53,14 @@ DEFAULTS = {c.key: c.default for c in LAB_CONTROLS}
 SMALL = {"lab_width": 16, "lab_tokens": 8, "lab_heads": 2, "lab_depth": 5}
 
 
+@pytest.fixture(autouse=True)
+def _no_wall_clock_deadline(monkeypatch):
+    """A run here may take longer than the page's 20 s on a loaded machine (tests run a worker per
+    core): these tests check what the page draws, so the deadline, which is wall-clock time, is far
+    away (what a deadline stops is tested in test_lab_fair.py and test_lab_worker.py)."""
+    monkeypatch.setattr(widgets, "MAX_SECONDS", 600.0)
+
+
 def open_lab(lang: str = "en", timeout: float = 120, **query) -> AppTest:
     """The app opened with ``query`` in the URL, then switched to the Depth lab."""
     at = AppTest.from_file(str(APP), default_timeout=timeout)

@@ -130,7 +130,7 @@ def new_page(browser, warm_contexts, request):
         context = context_for(locale, user_agent, cold)
         page = context.new_page()
         page.set_viewport_size({"width": width, "height": height})
-        page.set_default_timeout(20_000)
+        page.set_default_timeout(60_000)  # a wait, not a budget: a loaded 2-core machine may be slow
         page.js_errors = []
         page.on("pageerror", lambda error: page.js_errors.append(str(error)))
         opened.append((page, context if cold else None))
