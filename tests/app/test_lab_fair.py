@@ -2,17 +2,15 @@
 what was computed so far, and a clear error when a run's worker process crashes. (Where a run
 computes, in a low-priority process on one BLAS thread: tests/app/test_lab_page.py's probe.)"""
 
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from blockstab import lab
-from support import lab_jobs
+from support import APP, lab_jobs
 from ui import lab_worker, widgets
 from ui.text import Text
 
-APP = Path(__file__).resolve().parents[2] / "app.py"
 SMALL = {"lab_width": "16", "lab_tokens": "8", "lab_heads": "2", "lab_depth": "5", "lab_compare": "stabilisers"}
 
 

@@ -17,7 +17,6 @@ import sys
 import threading
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,7 +25,7 @@ from streamlit.testing.v1 import AppTest
 from blockstab import papers
 from blockstab.lab import COMPARISONS, MAX_LAB_DEPTH, LabSetup, check_budget, compared_setups, depth_curves
 from blockstab.papers import CLAIMS, PAPERS
-from support import ROOT, lab_jobs
+from support import APP, ROOT, lab_jobs
 from support.pages import charts, says, tables
 from support.paper_runs import SLOW_PAPERS, paper_run
 from ui import widgets
@@ -47,7 +46,6 @@ from ui.numbers import readable
 from ui.text import LANGUAGES, Text
 from ui.widgets import _lab_runs
 
-APP = Path(__file__).resolve().parents[2] / "app.py"
 LAB = "pages/depth_lab.py"
 DEFAULTS = {c.key: c.default for c in LAB_CONTROLS}
 SMALL = {"lab_width": 16, "lab_tokens": 8, "lab_heads": 2, "lab_depth": 5}

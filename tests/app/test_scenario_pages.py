@@ -24,7 +24,6 @@ from ui.views.block import block_figure, tokens_figure
 from ui.views.depth import depth_figure
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "app.py"
 EDITOR = "pages/scenario_editor.py"
 TABLE = "editor_table_0"
 

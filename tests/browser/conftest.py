@@ -43,33 +43,34 @@ def pytest_runtest_makereport(item, call):
             report.sections.append(("streamlit server log (last 40 lines)", "\n".join(lines[-40:])))
 
 
-@pytest.fixture(scope="session")
-def app_server(tmp_path_factory):
+@contextlib.contextmanager
+def served(log_path: Path):
     """``(url, process)``: the app started as scripts/start.sh starts it, on a free port, once healthy
-    (``/_stcore/health``); stopped afterwards. One per test process (each xdist worker has its own)."""
-    log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
+    (``/_stcore/health``), its log shown under a failed test; stopped afterwards."""
     SERVER_LOG.append(log_path)
     try:
         with streamlit_server("app.py", log_path, ROOT) as (base, server):
             yield base, server
     except ServerFailed as error:  # raised only while starting, before the yield
         pytest.fail(str(error), pytrace=False)
+    finally:
+        SERVER_LOG.remove(log_path)
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory):
+    """The app's server, one per test process (each xdist worker has its own)."""
+    with served(tmp_path_factory.mktemp("streamlit") / "server.log") as running:
+        yield running
 
 
 @pytest.fixture
 def fresh_app_server(tmp_path):
-    """``(url, process)`` of a server of the test's own, for a test that needs the server idle: the
-    tens of blocks are built ahead one sentence at a time in a server, so a build another test
-    started would hold back the one it waits for."""
-    log_path = tmp_path / "server.log"
-    SERVER_LOG.append(log_path)
-    try:
-        with streamlit_server("app.py", log_path, ROOT) as (base, server):
-            yield base, server
-    except ServerFailed as error:
-        pytest.fail(str(error), pytrace=False)
-    finally:
-        SERVER_LOG.remove(log_path)
+    """A server of the test's own, for a test that needs the server idle: the tens of blocks are
+    built ahead one sentence at a time in a server, so a build another test started would hold back
+    the one it waits for."""
+    with served(tmp_path / "server.log") as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

@@ -31,15 +31,14 @@ from support.browser import (
     chart,
     depth_chart_index,
     open_app,
-    opens_with,
     plain,
     runs,
-    says,
     shot,
     verdict_text,
     wait_for_chart_change,
     wait_for_rerun,
 )
+from support.text import opens_with, says
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views import explore

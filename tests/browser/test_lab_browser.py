@@ -19,11 +19,11 @@ from support.browser import (
     chart,
     plain,
     runs,
-    says,
     shot,
     wait_for_chart_change,
     wait_for_rerun,
 )
+from support.text import says
 from ui.lab_views import PANELS, variant_label
 from ui.text import Text
 

@@ -11,12 +11,12 @@ from support.browser import (
     chart,
     open_app,
     runs,
-    says,
     shot,
     verdict_text,
     wait_for_chart_change,
     wait_for_rerun,
 )
+from support.text import says
 from ui.text import Text
 
 pytestmark = pytest.mark.browser

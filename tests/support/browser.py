@@ -8,9 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from support.text import opens_with, says  # noqa: F401  (re-exported for the browser tests)
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 
 IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
