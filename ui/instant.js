@@ -337,6 +337,7 @@ async function draw(mount, data) {
     return Plotly.react(gd, fig.data, fig.layout, data.config);
   }));
   mount.root.dataset.drawn = JSON.stringify(view); // what the browser tests wait for
+  mount.root.dataset.drawnWidth = mount.root.clientWidth; // (and, after a resize, for this)
   for (const n of [first + data.ten_blocks, first - data.ten_blocks]) { // the tens beside, once built
     if (n >= 1 && n <= data.max_block) fetchTen(mount, n);
   }
@@ -416,6 +417,13 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
       }
       if (report) setStateValue("view", mount.view);
     };
+    mount.resized = new ResizeObserver(() => { // a window resized: draw afresh, as a first visit at that width
+      if (mount.payload && String(mount.root.clientWidth) !== mount.root.dataset.drawnWidth) {
+        mount.generation += 1;
+        draw(mount, mount.data);
+      }
+    });
+    mount.resized.observe(root);
     mounts.set(parentElement, mount);
   }
   const before = mount.data;
@@ -423,7 +431,7 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
     before.blocks.length === data.blocks.length && before.blocks.every((ten, i) => ten === data.blocks[i]);
   mount.data = data;
   if (before && before.tens_url !== data.tens_url) mount.fetched = []; // another sentence
-  const unmount = () => { mounts.delete(parentElement); mount.offPage?.remove(); };
+  const unmount = () => { mounts.delete(parentElement); mount.offPage?.remove(); mount.resized?.disconnect(); };
   if (same) return unmount; // a report-back rerun: nothing new to show
   mount.root.classList.toggle("instant-projector", data.projector);
   if (!before || before.controls_for !== data.controls_for) {

@@ -66,6 +66,19 @@ def open_app(page, url: str, charts: bool = True) -> None:
     page.wait_for_function(SETTLED)
 
 
+# Every chart drawn at its box's width: Streamlit's (responsive) and the instant Explorer's, drawn afresh.
+AT_WIDTH = """() => [...document.querySelectorAll('.js-plotly-plot')].every(gd => gd._fullLayout
+    && Math.abs(gd._fullLayout.width - gd.getBoundingClientRect().width) <= 1)
+  && [...document.querySelectorAll('.instant-explorer')].every(e => e.dataset.drawnWidth === String(e.clientWidth))"""
+
+
+def resize(page, width: int, height: int) -> None:
+    """Resize the window, as a user drags its edge, and wait until every chart is drawn at its new width."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_function(AT_WIDTH)
+    page.wait_for_function(SETTLED)
+
+
 def runs(page) -> int:
     return page.evaluate(RUNS)
 
