@@ -73,12 +73,13 @@ def _wide(c: str) -> bool:
 
 def _pieces(text: str) -> list[str]:
     """Where a line may break: before a space or a wide character, never before closing
-    punctuation nor after an opening bracket."""
+    punctuation, after an opening bracket, nor beside a no-break space."""
     pieces: list[str] = []
     for c in text:
         starts = c == " " or _wide(c) or (pieces and _wide(pieces[-1][-1]))
         opened = pieces and unicodedata.category(pieces[-1][-1]) in ("Ps", "Pi")
-        if not pieces or (starts and not opened and unicodedata.category(c) not in ("Pe", "Po")):
+        glued = c == "\u00a0" or (pieces and pieces[-1][-1] == "\u00a0")  # a sum's no-break spaces
+        if not pieces or (starts and not opened and not glued and unicodedata.category(c) not in ("Pe", "Po")):
             pieces.append(c)
         else:
             pieces[-1] += c
