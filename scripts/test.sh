@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command: set up and run every test (engine, views, pages, servers, real headless Chromium), then lint.
 # A browser that cannot start is a failure, never a skip.
-#   bash scripts/test.sh                  everything, a worker per core (what CI runs)
+#   bash scripts/test.sh                  everything, a worker per core, each file in one worker (what CI runs)
 #   bash scripts/test.sh --quick          engine, view and page tests: no server, no browser
 #   bash scripts/test.sh tests/browser/test_lab_browser.py   one file (pytest's arguments), in one process
 set -euo pipefail
@@ -10,7 +10,7 @@ bash scripts/setup.sh requirements-dev.txt
 .venv/bin/python -m ruff check .
 if [ "${1:-}" = "--quick" ]; then
   shift
-  exec .venv/bin/python -m pytest -n auto tests/engine tests/views tests/app "$@"
+  exec .venv/bin/python -m pytest -n auto --dist loadfile tests/engine tests/views tests/app "$@"
 fi
 if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi "noto.*cjk"; then
   if [ "$(id -u)" = 0 ]; then
@@ -24,4 +24,4 @@ fi
 if [ $# -gt 0 ]; then
   exec .venv/bin/python -m pytest "$@"
 fi
-exec .venv/bin/python -m pytest -n auto --dist load --durations=30
+exec .venv/bin/python -m pytest -n auto --dist loadfile --durations=30
