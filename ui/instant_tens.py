@@ -82,6 +82,8 @@ def keep(look: ExplorerState, lang: str, first: int, ten: str) -> None:
     asks for a ten, so it never asks for one that is not there)."""
     folder = tens_folder()
     with _KEEPING:
+        if not folder.is_dir():  # removed: the server is stopping (remove_folder)
+            return
         _kept[look, lang, first] = ten
         _write(folder / ten_file(look, lang, first), ten)
         changed = {(look, lang)}
@@ -107,8 +109,14 @@ def _write(path: Path, text: str) -> None:
 def tens_folder() -> Path:
     """The folder of this server's tens' files (made on first use, removed at exit)."""
     folder = Path(tempfile.mkdtemp(prefix="blockstab-tens-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    atexit.register(remove_folder, folder)
     return folder
+
+
+def remove_folder(folder: Path) -> None:
+    """Remove the tens' folder, never while a ten is written (a build ahead may end as the server stops)."""
+    with _KEEPING:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def sentence_name(look: ExplorerState, lang: str) -> str:

@@ -148,6 +148,17 @@ def test_every_ten_kept_is_a_file_in_the_index_and_a_ten_let_go_leaves_both(chea
     assert not list(tens_folder().glob("*.part"))  # written whole, then moved into place
 
 
+def test_a_ten_built_as_the_server_stops_is_let_go_not_written_into_a_removed_folder(cheap, monkeypatch, tmp_path):
+    folder = tmp_path / "tens"
+    folder.mkdir()
+    monkeypatch.setattr(tens, "tens_folder", lambda: folder)
+    packed_ten(LOOK, "en", 1)
+    assert (folder / ten_file(LOOK, "en", 1)).exists()
+    tens.remove_folder(folder)  # what the server does at exit
+    packed_ten(LOOK, "en", 11)  # a build ahead that ends after it: no error, nothing written
+    assert not folder.exists() and built_ten(LOOK, "en", 11) is None
+
+
 def test_a_sentences_files_are_named_by_a_key_of_this_server_never_by_the_sentence_alone(monkeypatch):
     url = ten_url(LOOK, "en")
     assert url.startswith(TENS_ROUTE) and ten_file(LOOK, "en", 11) == url.removeprefix(TENS_ROUTE) + "11.txt"
