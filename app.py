@@ -6,8 +6,8 @@
 import pandas  # noqa: F401
 import streamlit as st
 
+from ui.chrome import APP_ICON, app_chrome, language, query_problems, warn_about_url
 from ui.text import Text
-from ui.widgets import APP_ICON, app_chrome, language, query_problems, warn_about_url
 
 # Projector mode from the link, or kept from this session's toggle when a page switches pages (the
 # toggle's URL binding writes it back): the sidebar then starts closed on every page.
@@ -22,7 +22,7 @@ warn_about_url(t, url_problems)
 st.session_state["projector_on"] = app_chrome(t)
 
 # The default page is served at /; its url_path only names it, and must not be a pages/ file's stem
-# (Streamlit 1.67 would take the page for an old-style one, as scripts/serve.py explains). /explore,
+# (Streamlit 1.67 would take the page for an old-style one, as server/__main__.py explains). /explore,
 # the Explorer's documented path, is a hidden page that runs the Explorer.
 pages = [
     st.Page("pages/explorer.py", title=t("page.explorer"), icon=":material/science:", url_path="start", default=True),

@@ -2,9 +2,9 @@
 
 Run by hand from the repo root (never as a timed test)::
 
-    .venv/bin/python benchmarks/browser_latency.py            # everything, about 8 minutes
-    .venv/bin/python benchmarks/browser_latency.py --n 30 --loads 5 --json /tmp/latency.json
-    .venv/bin/python benchmarks/browser_latency.py --only widgets --profile /tmp/prof   # + py-spy
+    .venv/bin/python -m benchmarks.browser_latency            # everything, about 8 minutes
+    .venv/bin/python -m benchmarks.browser_latency --n 30 --loads 5 --json /tmp/latency.json
+    .venv/bin/python -m benchmarks.browser_latency --only widgets --profile /tmp/prof   # + py-spy
 
 It starts both servers itself (``app.py`` and ``benchmarks/baseline_app.py``, free localhost ports,
 headless) and drives Debian's headless Chromium. Chromium resolves no host but localhost (the
@@ -43,9 +43,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import harness as h  # noqa: E402
+from benchmarks import harness as h
 
 LOCAL_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"
 OURS_PAGES = ["/", "/walk", "/case", "/practice", "/geometry", "/teach"]

@@ -2,8 +2,8 @@
 
 Run by hand from the repo root (never as a timed test)::
 
-    .venv/bin/python benchmarks/classroom_load.py                          # 40 sessions, 180 s
-    .venv/bin/python benchmarks/classroom_load.py --seconds 120 --sessions 40 --json /tmp/class.json
+    .venv/bin/python -m benchmarks.classroom_load                          # 40 sessions, 180 s
+    .venv/bin/python -m benchmarks.classroom_load --seconds 120 --sessions 40 --json /tmp/class.json
 
 It starts ``app.py`` itself (free localhost port, headless) and one headless Chromium (Debian's;
 it resolves no host but localhost). 40 rendering Chromium pages alone saturate a 2-core machine
@@ -33,15 +33,12 @@ import contextlib
 import json
 import os
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import harness as h  # noqa: E402
-from protocol_client import ProtocolSession  # noqa: E402
+from benchmarks import harness as h
+from benchmarks.protocol_client import ProtocolSession
 
 LOCAL_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"
 LABELS: dict[str, str] = {}  # the English control labels of the measured app (filled in main)

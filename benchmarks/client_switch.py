@@ -2,7 +2,7 @@
 
 Run by hand from the repo root (never as a timed test)::
 
-    .venv/bin/python benchmarks/client_switch.py            # 40 switches, the first 4 not counted
+    .venv/bin/python -m benchmarks.client_switch            # 40 switches, the first 4 not counted
 
 A decision input for the widget-latency target (docs/benchmarks.md, round 4), not a product
 feature. It starts ``app.py`` (free localhost port, headless) and opens the Explorer at
@@ -22,9 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import harness as h  # noqa: E402
+from benchmarks import harness as h
 
 SWITCH = """async ([settings, n]) => {
   const charts = [...document.querySelectorAll('.js-plotly-plot')];

@@ -1,6 +1,6 @@
 """Engine benchmark: lesson traces at several depths and a random deep stack, forward and backward.
 
-Run: ``.venv/bin/python benchmarks/engine.py``. Prints min and median wall time over repeats.
+Run: ``.venv/bin/python -m benchmarks.engine``. Prints min and median wall time over repeats.
 Targets on the 2-core reference machine: lesson depth 1000 < 30 ms; random stack < 300 ms.
 """
 

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import local_server
-from local_server import CHROMIUM, CHROMIUM_ARGS  # noqa: F401 - the scripts use them as h.CHROMIUM...
+from benchmarks import local_server
+from benchmarks.local_server import CHROMIUM, CHROMIUM_ARGS  # noqa: F401 - the scripts use them as h.CHROMIUM...
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = Path(__file__).resolve().parent

@@ -5,7 +5,7 @@ this checkout and a baseline snapshot in the same run (issue #15).
 Run by hand from the repo root (never as a timed test)::
 
     git archive ff59289 | (mkdir -p /tmp/blockstab-ff59289 && tar -x -C /tmp/blockstab-ff59289)
-    .venv/bin/python benchmarks/lab_fairness.py --baseline /tmp/blockstab-ff59289 --sessions 12
+    .venv/bin/python -m benchmarks.lab_fairness --baseline /tmp/blockstab-ff59289 --sessions 12
 
 For each app: a fresh server; the Explorer's residual toggle timed alone (quiet); then
 ``--sessions`` sessions open ``/lab`` with different seeds of one heavy stack (no two share a run)
@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import harness as h  # noqa: E402
-from protocol_client import ProtocolSession, served_session  # noqa: E402
+from benchmarks import harness as h
+from benchmarks.protocol_client import ProtocolSession, served_session
 
 HEAVY = "lab_width=128&lab_tokens=64&lab_heads=4&lab_depth=1000&lab_compare=stabilisers&lang=en"
 

@@ -2,9 +2,9 @@
 
 Run by hand from the repo root (never as a timed test)::
 
-    .venv/bin/python benchmarks/lab_rush.py                                # 40 sessions, one preset
-    .venv/bin/python benchmarks/lab_rush.py --presets dong,xiong,noci,deepnet --json /tmp/rush.json
-    .venv/bin/python benchmarks/lab_rush.py --app-root /tmp/snapshot       # the same against a snapshot
+    .venv/bin/python -m benchmarks.lab_rush                                # 40 sessions, one preset
+    .venv/bin/python -m benchmarks.lab_rush --presets dong,xiong,noci,deepnet --json /tmp/rush.json
+    .venv/bin/python -m benchmarks.lab_rush --app-root /tmp/snapshot       # the same against a snapshot
 
 It starts ``app.py`` itself (free localhost port, headless). The sessions speak Streamlit's
 WebSocket protocol (protocol_client.py) on loopback and all open ``/lab?lab_show=<preset>`` in the
@@ -22,15 +22,12 @@ import argparse
 import asyncio
 import contextlib
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import harness as h  # noqa: E402
-from protocol_client import ProtocolSession  # noqa: E402
+from benchmarks import harness as h
+from benchmarks.protocol_client import ProtocolSession
 
 
 async def open_lab(port: int, preset: str, timeout: float) -> dict:

@@ -4,7 +4,7 @@
 Run by hand from the repo root (never as a timed test)::
 
     git archive ff59289 | (mkdir -p /tmp/blockstab-ff59289 && tar -x -C /tmp/blockstab-ff59289)
-    .venv/bin/python benchmarks/lan_limits.py --baseline /tmp/blockstab-ff59289
+    .venv/bin/python -m benchmarks.lan_limits --baseline /tmp/blockstab-ff59289
 
 For each app it starts a server (free localhost port) and measures: the largest legitimate
 WebSocket frame each way (a 1,000-block Depth lab chart of four runs; a maximal example and a full
@@ -20,22 +20,18 @@ import asyncio
 import contextlib
 import http.client
 import json
-import sys
 import tempfile
 import time
 import urllib.request
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-import harness as h  # noqa: E402
-from protocol_client import ProtocolSession  # noqa: E402
-from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
-from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
-
-from blockstab.scenario import MAX_LABEL, MAX_TOKENS, Scenario, Token, encode  # noqa: E402
+from benchmarks import harness as h
+from benchmarks.protocol_client import ProtocolSession
+from blockstab.scenario import MAX_LABEL, MAX_TOKENS, Scenario, Token, encode
 
 LAB_QUERY = "lang=zh&lab_depth=1000&lab_width=2&lab_tokens=2&lab_heads=1&lab_compare=stabilisers"
 

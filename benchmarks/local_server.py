@@ -43,11 +43,13 @@ def healthy(url: str) -> bool:
 
 
 def launch_command(script: str, cwd: Path) -> list[str]:
-    """How ``script`` is started: our app as ``scripts/start.sh`` starts it (``scripts/serve.py``,
-    where the checkout has it), anything else with ``streamlit run``."""
-    serve = cwd / "scripts" / "serve.py"
-    if script == "app.py" and serve.exists():
-        return [sys.executable, str(serve)]
+    """How ``script`` is started: our app as ``scripts/start.sh`` starts it (``python -m server``;
+    ``scripts/serve.py`` in a checkout from before it, for a benchmark's "before"), anything else
+    with ``streamlit run``."""
+    if script == "app.py" and (cwd / "server" / "__main__.py").exists():
+        return [sys.executable, "-m", "server"]
+    if script == "app.py" and (cwd / "scripts" / "serve.py").exists():
+        return [sys.executable, str(cwd / "scripts" / "serve.py")]
     return [sys.executable, "-m", "streamlit", "run", script]
 
 

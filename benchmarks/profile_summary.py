@@ -1,7 +1,7 @@
 """Summarise a py-spy ``--format raw`` profile (collapsed stacks) of the server by function.
 
 Record one with ``browser_latency.py --only widgets --profile DIR`` (needs ``pip install py-spy``),
-then: ``.venv/bin/python benchmarks/profile_summary.py DIR/ours-widgets.txt``.
+then: ``.venv/bin/python -m benchmarks.profile_summary DIR/ours-widgets.txt``.
 Prints the share of busy samples spent inside (inclusive) and directly in (self) each function,
 and the share per group of code (the app, Plotly, Streamlit, protobuf, NumPy, ...).
 """

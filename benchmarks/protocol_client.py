@@ -18,11 +18,12 @@ import time
 import urllib.parse
 from pathlib import Path
 
-import local_server
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from benchmarks import local_server
 
 FINISHED_OK = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
 # The Explorer's switches and depth are the instant Explorer's (a custom component): the browser

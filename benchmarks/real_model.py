@@ -2,8 +2,8 @@
 
 Run by hand from the repo root (never as a timed test)::
 
-    .venv/bin/python benchmarks/real_model.py                      # 40 sessions, 60 s on each app
-    .venv/bin/python benchmarks/real_model.py --sessions 10 --seconds 30
+    .venv/bin/python -m benchmarks.real_model                      # 40 sessions, 60 s on each app
+    .venv/bin/python -m benchmarks.real_model --sessions 10 --seconds 30
 
 In this process, on one BLAS thread as the page runs (the count is read back and printed): loading
 and checking all-MiniLM-L6-v2 (sha256 of the 91 MB file, reading it as float32), one forward pass of
@@ -28,11 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import harness as h  # noqa: E402
-from engine import timed  # noqa: E402
-from protocol_client import ProtocolSession  # noqa: E402
+from benchmarks import harness as h
+from benchmarks.engine import timed
+from benchmarks.protocol_client import ProtocolSession
 
 SIXTEEN_TOKENS = "Checkout errors started after the deploy, so we rolled it back."
 SCOPES = ("on", "all", "one")

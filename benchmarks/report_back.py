@@ -2,9 +2,9 @@
 
 Run by hand from the repo root (never as a timed test), about two minutes::
 
-    .venv/bin/python benchmarks/report_back.py                            # 60 rounds
-    .venv/bin/python benchmarks/report_back.py --also /tmp/old-checkout   # and another commit's app
-    .venv/bin/python benchmarks/report_back.py --builder                  # while tens are built ahead
+    .venv/bin/python -m benchmarks.report_back                            # 60 rounds
+    .venv/bin/python -m benchmarks.report_back --also /tmp/old-checkout   # and another commit's app
+    .venv/bin/python -m benchmarks.report_back --builder                  # while tens are built ahead
 
 Each app gets a server of its own and one protocol session (protocol_client.py). Rerun by rerun,
 in turn: this checkout's Explorer reports a view back (the residual switch flipped, then a depth;
@@ -16,7 +16,7 @@ shared, noisy machine: the issue's 10 ms is a number of one machine's day, the r
 baseline's rerun in the same run is what another day can compare.
 
 ``--builder`` adds, on each of our servers, a session that keeps the server building tens of
-blocks ahead (``ui/instant_tens.py``) the whole time: it goes through twelve sentences and looks
+blocks ahead (``server/tens.py``) the whole time: it goes through twelve sentences and looks
 (``BUILDER_LOOKS``, more tens than the server keeps, so they are built again and again), moves the
 block in each (which has the server build that sentence's other nine tens in the background), and
 waits until they are built before the next (in an app from before the tens' files, which builds
@@ -31,17 +31,14 @@ import asyncio
 import contextlib
 import itertools
 import json
-import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import harness as h  # noqa: E402
-import local_server  # noqa: E402
-from protocol_client import ProtocolSession  # noqa: E402
+from benchmarks import harness as h
+from benchmarks import local_server
+from benchmarks.protocol_client import ProtocolSession
 
 CHANGES = {"residual": lambda n: {"residual": n % 2 == 0}, "depth": lambda n: {"depth": 25 + n % 60}}
 WARM_UP = 3  # rounds not counted (first runs import and build)

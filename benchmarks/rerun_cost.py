@@ -1,6 +1,6 @@
 """Where a server-side rerun of the Explorer spends its time, without a browser.
 
-Run by hand from the repo root: ``.venv/bin/python benchmarks/rerun_cost.py`` (about a minute).
+Run by hand from the repo root: ``.venv/bin/python -m benchmarks.rerun_cost`` (about a minute).
 
 1. Each step of ``pages/explorer.py`` for a few states: the engine (uncached), each figure's
    construction, and what ``st.plotly_chart`` then does with it (``to_dict`` + ``plotly.io.to_json``),
@@ -32,7 +32,8 @@ from types import SimpleNamespace
 import numpy as np
 import plotly.io
 import plotly.tools
-from engine import timed as engine_timed
+
+from benchmarks.engine import timed as engine_timed
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE_APP = Path(__file__).resolve().parent / "baseline_app.py"

@@ -3,7 +3,7 @@
 Run by hand from the repo root (never as a timed test)::
 
     git archive main | (mkdir -p /tmp/blockstab-main && tar -x -C /tmp/blockstab-main)
-    .venv/bin/python benchmarks/rerun_flood.py --floods 10 --seconds 30 --baseline /tmp/blockstab-main
+    .venv/bin/python -m benchmarks.rerun_flood --floods 10 --seconds 30 --baseline /tmp/blockstab-main
 
 For each app (this checkout, then the baseline snapshot if given): a fresh server; the Explorer's
 residual toggle timed alone (quiet); then ``--floods`` sessions, in a process of their own, send
@@ -17,14 +17,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import harness as h  # noqa: E402
-from protocol_client import ProtocolSession, served_session  # noqa: E402
+from benchmarks import harness as h
+from benchmarks.protocol_client import ProtocolSession, served_session
 
 TIMEOUT_S = 600.0
 

@@ -2,8 +2,8 @@
 
 Run by hand from the repo root (never as a timed test)::
 
-    .venv/bin/python benchmarks/scenario_soak.py                    # 40 sessions, 180 s
-    .venv/bin/python benchmarks/scenario_soak.py --seconds 60 --sessions 10 --json /tmp/soak.json
+    .venv/bin/python -m benchmarks.scenario_soak                    # 40 sessions, 180 s
+    .venv/bin/python -m benchmarks.scenario_soak --seconds 60 --sessions 10 --json /tmp/soak.json
 
 It starts ``app.py`` (free localhost port, headless) and runs ``--sessions`` protocol sessions
 (protocol_client.py: Streamlit's WebSocket protocol on loopback, no browser), joining one every
@@ -36,15 +36,12 @@ import time
 import urllib.parse
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-import harness as h  # noqa: E402
-from classroom_load import slope_mb_per_min  # noqa: E402
-from protocol_client import ProtocolSession  # noqa: E402
-from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
-
-from blockstab.scenario import PRESETS, Scenario, Token, encode  # noqa: E402
+from benchmarks import harness as h
+from benchmarks.classroom_load import slope_mb_per_min
+from benchmarks.protocol_client import ProtocolSession
+from blockstab.scenario import PRESETS, Scenario, Token, encode
 
 TIMEOUT_S = 30.0
 EDITOR = "editor_table_"

@@ -1,6 +1,6 @@
 """Where a command's CPU goes, by kind of process: run it (e.g. the test suite) and sample /proc.
 
-    python benchmarks/suite_cpu.py -- bash scripts/test.sh
+    python -m benchmarks.suite_cpu -- bash scripts/test.sh
 
 Every process started while the command runs (its own and any other's: run it on a quiet machine) is
 sampled each ``--every`` seconds (a process that lives shorter than that is missed); its CPU time is
@@ -17,7 +17,8 @@ import time
 
 TICKS = os.sysconf("SC_CLK_TCK")
 KINDS = (("chromium", "Chromium"), ("forkserver", "worker processes (tens built ahead, Depth lab runs)"),
-         ("serve.py", "app servers"), ("execnet", "pytest workers"), ("exec(eval(sys.stdin", "pytest workers"),
+         ("-m server", "app servers"), ("serve.py", "app servers"), ("execnet", "pytest workers"),
+         ("exec(eval(sys.stdin", "pytest workers"),
          ("playwright", "Playwright's driver"), ("pytest", "pytest"))
 
 

@@ -5,6 +5,9 @@ from functools import partial
 import streamlit as st
 
 from blockstab.lab import MAX_SECONDS, compared_setups
+from server.lab_runs import computed_with_progress
+from server.lab_worker import paper_run, stack_curves
+from ui.chrome import language, on_phone
 from ui.controls import ExplorerState
 from ui.lab_views import (
     chart_notes,
@@ -17,11 +20,10 @@ from ui.lab_views import (
     run_reading,
     summary_rows,
 )
-from ui.lab_worker import paper_run, stack_curves
 from ui.text import Text
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
 from ui.views.tables import markdown_table
-from ui.widgets import computed_with_progress, lab_controls, language, on_phone
+from ui.widgets import lab_controls
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)

@@ -10,11 +10,13 @@ from functools import partial
 
 import streamlit as st
 
+from server.caches import explored_csv
+from ui.chrome import language
 from ui.controls import Control, ExplorerState
 from ui.examples import sentence_caption
 from ui.instant_explorer import instant_explorer
 from ui.text import Text
-from ui.widgets import explored_csv, explorer_controls, language, with_reported_view
+from ui.widgets import explorer_controls, with_reported_view
 
 t = Text(language())
 

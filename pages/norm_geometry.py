@@ -2,10 +2,10 @@
 
 import streamlit as st
 
+from ui.chrome import language, on_phone
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
-from ui.widgets import language, on_phone
 
 t = Text(language())
 state = ExplorerState(projector=st.session_state.get("projector_on", False), phone=on_phone())

@@ -5,11 +5,13 @@ import streamlit as st
 
 from blockstab.ablations import INCIDENT, PARAPHRASE, UNRELATED
 from blockstab.pretrained import ModelUnavailable
+from server.caches import real_comparison, real_figures, trained_model
+from ui.chrome import language, on_phone
 from ui.examples import literal, markdown_text
 from ui.real_views import comparison_csv, layer_rows, verdict_text
 from ui.text import Text
 from ui.views.tables import markdown_table
-from ui.widgets import language, on_phone, real_comparison, real_controls, real_figures, trained_model
+from ui.widgets import real_controls
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)

@@ -13,6 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from blockstab.scenario import MAX_FILE_BYTES, MAX_ROWS, PRESETS, ROLES, Scenario, encode, from_json, parse, to_json
+from server.caches import figure_cached
+from ui.chrome import active_example, language, use_example
 from ui.controls import ExplorerState
 from ui.examples import (
     EXAMPLE_NAMES,
@@ -23,7 +25,7 @@ from ui.examples import (
     table_rows,
 )
 from ui.text import Text
-from ui.widgets import active_example, figure_cached, language, open_in_explorer, use_example
+from ui.widgets import open_in_explorer
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)

@@ -3,10 +3,12 @@
 import streamlit as st
 
 from blockstab.scenario import LESSON
+from server.caches import figure_cached
+from ui.chrome import active_example, language, on_phone
 from ui.controls import BY_KEY
 from ui.lessons import TOUR, lesson_facts
 from ui.text import Text
-from ui.widgets import active_example, figure_cached, language, on_phone, open_in_explorer, url_value
+from ui.widgets import open_in_explorer, url_value
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)

@@ -1,9 +1,9 @@
 """Screenshots of chosen app views, for a person to look at (not a test): one PNG per view, size
 and language, in test-artifacts/screens/.
 
-    .venv/bin/python scripts/screenshots.py                     # the default set
-    .venv/bin/python scripts/screenshots.py "/?residual=false" --sizes 1280x720 --langs zh
-    .venv/bin/python scripts/screenshots.py /case /lab --sizes projector 390x844 --full-page
+    .venv/bin/python -m scripts.screenshots                     # the default set
+    .venv/bin/python -m scripts.screenshots "/?residual=false" --sizes 1280x720 --langs zh
+    .venv/bin/python -m scripts.screenshots /case /lab --sizes projector 390x844 --full-page
 
 "projector" is 1280x720 in projector mode; a width under 600 px is opened as a phone (its User-Agent).
 
@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.local_server import CHROMIUM, CHROMIUM_ARGS, PHONE_USER_AGENT, streamlit_server
 
-from local_server import CHROMIUM, CHROMIUM_ARGS, PHONE_USER_AGENT, streamlit_server  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+
 
 VIEWS = ("/", "/?residual=false", "/?norm=false", "/?residual=false&norm=false", "/?placement=pre&depth=100")
 SIZES = ("projector", "1280x720", "1024x768", "390x844")

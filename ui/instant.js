@@ -1,7 +1,7 @@
 // The instant Explorer in the browser (issue #16). It owns: the Explorer's stabiliser switches and
 // depth (native, labelled inputs), choosing among the figures and words the server sent ahead
 // (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth, the block
-// view's frame; ui/instant_tens.py: a cut per block and stage and each block's numbers table, ten
+// view's frame; server/tens.py: a cut per block and stage and each block's numbers table, ten
 // blocks at a time, the ten of the block in focus and the tens beside it when it mounts; the ten in
 // focus and those beside it, if not sent, it fetches from the app once built), applying a cut (the twin
 // of ui/views/cut.py's apply_cut), drawing with the app's own copy of Plotly.js, keeping the last
@@ -248,7 +248,7 @@ function heldTens(mount) {
   return [...sent, ...fetched.filter((ten) => !sent.some((t) => t.first === ten.first))];
 }
 
-// The firsts of this sentence's tens that the server has built (ui/instant_tens.py writes each ten it
+// The firsts of this sentence's tens that the server has built (server/tens.py writes each ten it
 // builds as a file, and their index), read at most every INDEX_MS.
 function builtTens(mount) {
   const url = `${mount.data.tens_url}built.json`;

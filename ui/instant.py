@@ -3,9 +3,9 @@
 For each of the Explorer's stabiliser settings (residual on/off x no norm / RMSNorm / LayerNorm x
 Post/Pre) the engine runs the deepest stack the Explorer offers once, and the views draw it: the
 depth and readouts figures of every block, a cut per depth (``ui.views.cut``), the verdict at
-every depth and the block view's frame (its cuts, one per block and stage, are sent beside it in
-tens of blocks, ``ui.instant_explorer``). A browser that holds this switches setting, depth, block
-and stage without the server. Everything is computed here, by the same view functions the
+every depth and the block view's frame (its cuts, one per block and stage, go beside it in tens of
+blocks, :func:`ten_of_blocks`, kept and served by ``server.tens``). A browser that holds this
+switches setting, depth, block and stage without the server. Everything is computed here, by the same view functions the
 Explorer draws with; nothing in the browser computes science.
 
 The payload is strict JSON (a NaN or infinity is ``null``, which Plotly draws as a gap), gzipped
@@ -25,19 +25,21 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io
 
-from .controls import CONTROLS, MAX_EXPLORER_DEPTH, ExplorerState
+from .controls import CONTROLS, MAX_EXPLORER_DEPTH, STAGE_FOCUS, ExplorerState
 from .examples import plain_text
 from .text import Text
 from .verdicts import verdict
 from .views import explore
-from .views.block import block_frame
+from .views.block import block_cut, block_frame
 from .views.depth import depth_cut, depth_plane, readout_panels, readouts_cut
 from .views.exploration import explore_first
+from .views.tables import columns_and_rows, course_table_matches, stage_rows
 
 SETTINGS = tuple({"residual": residual, "norm": norm != "none", "norm_kind": "rmsnorm" if norm == "none" else norm,
                   "placement": placement}
                  for residual, norm, placement in itertools.product((True, False), ("none", "rmsnorm", "layernorm"),
                                                                     ("post", "pre")))
+BLOCKS_SENT = 10  # blocks in a ten (20-90 ms to build each block's views, 3.8 MB of JSON, 84 kB packed)
 
 
 def sentence_and_look(state: ExplorerState) -> ExplorerState:
@@ -102,3 +104,42 @@ def _lists(value):
 def packed(value: dict) -> str:
     """``value`` as strict JSON (NaN and infinities as ``null``), gzipped, in base64."""
     return base64.b64encode(gzip.compress(plotly.io.json.to_json_plotly(value).encode(), mtime=0)).decode("ascii")
+
+
+def blocks_sent(block: int) -> int:
+    """The first block of ``block``'s ten (1-10, 11-20, ...)."""
+    return (block - 1) // BLOCKS_SENT * BLOCKS_SENT + 1
+
+
+def ten_of_blocks(look: ExplorerState, t: Text, first: int) -> dict:
+    """For the blocks ``first`` to ``first + BLOCKS_SENT - 1`` (at most the Explorer's deepest) of
+    every setting (``look``'s own setting, depth, block and stage are not read): the block view's
+    cut for each stage, the block's numbers table and whether it matches the course's table."""
+    blocks = range(first, min(first + BLOCKS_SENT, MAX_EXPLORER_DEPTH + 1))
+    settings = {}
+    for setting in SETTINGS:
+        deep = replace(look, **setting, depth=blocks[-1])  # its first blocks are every shallower stack's
+        result = explore(deep)
+        settings[setting_key(deep)] = {
+            "blocks": [{"stages": {focus: block_cut(replace(deep, block=block, focus=focus), result, t)
+                                   for focus in STAGE_FOCUS},
+                        "numbers": columns_and_rows(stage_rows(replace(deep, block=block), result, t)),
+                        "course_match": block == 1 and course_table_matches(result, deep)} for block in blocks]}
+    return {"first": first, "numbers_titles": [t("explorer.numbers", block=block) for block in blocks],
+            "settings": settings}
+
+
+def packed_ten_of_blocks(look: ExplorerState, lang: str, first: int) -> str:
+    """:func:`ten_of_blocks`, packed (:func:`packed`)."""
+    return packed(ten_of_blocks(look, Text(lang), first))
+
+
+def beside(first: int) -> list[int]:
+    """The tens on either side of ``first``'s that exist, the next one first."""
+    return [n for n in (first + BLOCKS_SENT, first - BLOCKS_SENT) if 1 <= n <= MAX_EXPLORER_DEPTH]
+
+
+def around(first: int) -> list[int]:
+    """Every other ten, nearest to ``first``'s first (those beside it, the next one first)."""
+    others = [n for n in range(1, MAX_EXPLORER_DEPTH + 1, BLOCKS_SENT) if n != first]
+    return sorted(others, key=lambda n: (abs(n - first), n < first))

@@ -5,7 +5,7 @@ then writes it to the URL).
 
 A report-back rerun builds and sends nothing: the payload is cached per sentence and look, and the
 component's data stays the same message (Streamlit's message cache then sends a reference). A block
-in focus in a ten of blocks not sent (``ui.instant_tens``) is fetched by the browser from the app,
+in focus in a ten of blocks not sent (``server.tens``) is fetched by the browser from the app,
 where every ten built is a file; only a ten not built yet is built and sent by a report-back.
 """
 
@@ -24,9 +24,10 @@ from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentM
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from server.tens import build_around, built_ten, ten_url, tens_folder, tens_to_send
+
 from .controls import CONTROLS, MAX_EXPLORER_DEPTH, Control, ExplorerState
-from .instant import packed, payload, sentence_and_look
-from .instant_tens import BLOCKS_SENT, blocks_sent, build_around, built_ten, ten_url, tens_folder, tens_to_send
+from .instant import BLOCKS_SENT, blocks_sent, packed, payload, sentence_and_look
 from .text import Text
 
 HERE = Path(__file__).parent
@@ -34,7 +35,7 @@ KEY = "instant_explorer"
 SENT_AHEAD = "instant_sent_ahead"  # the component's data kept in the session (Kept)
 AROUND = "instant_built_around"  # what the tens around were last built for, in this session
 PLOTLY_ASSETS = "blockstab.plotly"  # served at /_stcore/bidi-components/blockstab.plotly/plotly.min.js
-TENS_ASSETS = "blockstab.tens"  # the tens' files, at ui.instant_tens.TENS_ROUTE
+TENS_ASSETS = "blockstab.tens"  # the tens' files, at server.tens.TENS_ROUTE
 PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": True,
                "toImageButtonOptions": {"format": "png", "scale": 2}}
 INSTANT = tuple(c for c in CONTROLS if c.instant)
@@ -54,7 +55,7 @@ class Mount(NamedTuple):
 
 class Kept(NamedTuple):
     """The component's data as sent, kept in the session: what it was built for, the first blocks
-    of the tens of blocks it holds (``ui.instant_tens``) and the data, as JSON in UTF-8 bytes."""
+    of the tens of blocks it holds (``server.tens``) and the data, as JSON in UTF-8 bytes."""
 
     mount: Mount
     tens: tuple[int, ...]
@@ -133,7 +134,7 @@ def _room_for_tens(look: ExplorerState, lang: str) -> int:
 
 def _sent_ahead(mount: Mount, first: int, t: Text) -> bytes:
     """The component's data for ``mount`` with the tens of blocks from ``first``
-    (``ui.instant_tens``: that ten and those beside it that are built), as JSON in UTF-8 bytes, kept
+    (``server.tens``: that ten and those beside it that are built), as JSON in UTF-8 bytes, kept
     in the session (:class:`Kept`): a report-back rerun sends the same bytes, which Streamlit neither
     serializes nor canonicalizes again (a dict of 0.3 MB costs it 2-3 ms a run; the browser parses
     the JSON)."""
@@ -179,7 +180,7 @@ def _spec(control: Control, t: Text) -> dict:
 
 def _register_assets() -> None:
     """Serve from this app (no CDN) the installed ``plotly`` package's Plotly.js and the tens of
-    blocks' files (``ui.instant_tens``): manifest entries whose asset directories are the package's
+    blocks' files (``server.tens``): manifest entries whose asset directories are the package's
     ``package_data`` and the tens' folder."""
     registry = Runtime.instance().bidi_component_registry
     if registry.get(PLOTLY_ASSETS) is None:

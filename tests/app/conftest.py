@@ -1,7 +1,7 @@
 """For every test: no page test builds tens of blocks ahead, and no test leaves such a build running.
 
 The instant Explorer has the server build a sentence's tens of blocks ahead in the background, in
-worker processes (``ui/instant_tens.py`` build_around); its page tests (AppTest) only record what
+worker processes (``server/tens.py`` build_around); its page tests (AppTest) only record what
 it asks for (``tens_asked_ahead``), since a build ahead there would outlive its test (the next
 test would find its worker process running, or its tens landing in what it keeps). The build
 itself is tested in tests/app/test_instant_tens.py and, in the app's real server, in Chromium.
@@ -9,8 +9,9 @@ itself is tested in tests/app/test_instant_tens.py and, in the app's real server
 
 import pytest
 
+from server import tens
 from support import ROOT
-from ui import instant_explorer, instant_tens
+from ui import instant_explorer
 
 
 @pytest.fixture(autouse=True)
@@ -20,7 +21,7 @@ def tens_asked_ahead(monkeypatch):
     monkeypatch.setattr(instant_explorer, "build_around",
                         lambda look, lang, first: asked.append((look, lang, first)) or True)
     yield asked
-    with instant_tens._BUILDING:  # a test of its own that started one waits for it
+    with tens._BUILDING:  # a test of its own that started one waits for it
         pass
 
 

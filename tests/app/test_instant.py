@@ -22,6 +22,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui.instant_explorer as instant_explorer
 from blockstab.scenario import PRESETS
+from server.tens import packed_ten
 from support import MESSAGE_LIMIT, ROOT
 from support.explorer_view import component_data, entry, report, shown, unpack, view
 from support.figures import plain
@@ -29,7 +30,6 @@ from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
 from ui.examples import markdown_text, plain_text, visible
 from ui.instant import SETTINGS, packed, sentence_and_look, setting_key, setting_payload
 from ui.instant_explorer import KEY, packed_payload
-from ui.instant_tens import packed_ten
 from ui.text import Text
 from ui.verdicts import verdict
 from ui.views import explore
@@ -157,7 +157,7 @@ def test_a_report_back_to_a_ten_the_app_serves_sends_nothing_again(monkeypatch):
 
 def test_the_explorer_asks_once_at_its_mount_for_its_sentences_tens_to_be_built_ahead(tens_asked_ahead):
     """The server builds the other tens of blocks of the sentence in the background from the first
-    visit (ui.instant_tens.build_around), so a jump of the block is a fetch; a report-back asks
+    visit (server.tens.build_around), so a jump of the block is a fetch; a report-back asks
     again only for another ten in focus, and another sentence is asked for anew."""
     at = run_app(lang="zh", depth="40")
     look = sentence_and_look(ExplorerState(depth=40))

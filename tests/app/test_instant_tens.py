@@ -1,4 +1,5 @@
-"""The tens of blocks the instant Explorer sends (ui/instant_tens.py): which are sent, what is kept
+"""The tens of blocks the instant Explorer sends (built by ui/instant.py, kept by server/tens.py): which are
+sent, what is kept
 (in memory and as the files the browser fetches), what is built around, and that the largest
 sentence the editor allows still fits one message."""
 
@@ -13,30 +14,25 @@ from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-import ui.instant_tens as tens
 from blockstab.scenario import MAX_LABEL, MAX_TOKENS, Scenario, Token, encode
-from support import MESSAGE_LIMIT, ROOT
-from support.explorer_view import component_data, report, unpack
-from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
-from ui.instant import sentence_and_look
-from ui.instant_tens import (
-    BLOCKS_SENT,
+from server import tens
+from server.lab_worker import WorkerCrashed
+from server.tens import (
     TENS_ROUTE,
-    around,
-    beside,
-    blocks_sent,
     build_around,
     build_in_worker,
     built_ten,
     index_file,
     packed_ten,
-    packed_ten_of_blocks,
     ten_file,
     ten_url,
     tens_folder,
     tens_to_send,
 )
-from ui.lab_worker import WorkerCrashed
+from support import MESSAGE_LIMIT, ROOT
+from support.explorer_view import component_data, report, unpack
+from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
+from ui.instant import BLOCKS_SENT, around, beside, blocks_sent, packed_ten_of_blocks, sentence_and_look
 
 
 @given(st.integers(1, MAX_EXPLORER_DEPTH))
@@ -61,9 +57,8 @@ def cheap(monkeypatch):
     process; the builds counted."""
     built = []
     monkeypatch.setattr(tens, "_kept", OrderedDict())
-    monkeypatch.setattr(tens, "packed", lambda ten: f"ten-{ten}")
-    monkeypatch.setattr(tens, "ten_of_blocks", lambda look, t, first: built.append(first) or first)
-    monkeypatch.setattr(tens, "build_in_worker", packed_ten_of_blocks)
+    monkeypatch.setattr(tens, "packed_ten_of_blocks", lambda look, lang, first: built.append(first) or f"ten-{first}")
+    monkeypatch.setattr(tens, "build_in_worker", lambda *ten: tens.packed_ten_of_blocks(*ten))
     return built
 
 
@@ -101,7 +96,8 @@ def test_only_the_most_recently_used_tens_are_kept(cheap, monkeypatch):
 def test_the_tens_around_are_built_in_the_background_one_build_at_a_time_the_nearest_first(cheap, monkeypatch):
     packed_ten(LOOK, "en", 61)  # built already: not built again
     hold = threading.Event()
-    monkeypatch.setattr(tens, "ten_of_blocks", lambda look, t, first: hold.wait(10) and cheap.append(first) or first)
+    monkeypatch.setattr(tens, "packed_ten_of_blocks",
+                        lambda look, lang, first: hold.wait(10) and cheap.append(first) or f"ten-{first}")
     assert build_around(LOOK, "en", 41)
     assert not build_around(LOOK, "en", 71)  # one is running: no second build, nothing queued
     hold.set()

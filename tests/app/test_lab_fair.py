@@ -7,8 +7,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from blockstab import lab
+from server import lab_runs, lab_worker
 from support import APP, lab_jobs
-from ui import lab_worker, widgets
 from ui.text import Text
 
 SMALL = {"lab_width": "16", "lab_tokens": "8", "lab_heads": "2", "lab_depth": "5", "lab_compare": "stabilisers"}
@@ -17,9 +17,9 @@ SMALL = {"lab_width": "16", "lab_tokens": "8", "lab_heads": "2", "lab_depth": "5
 @pytest.fixture(autouse=True)
 def fresh_results(monkeypatch):
     monkeypatch.chdir(APP.parent)
-    widgets._lab_runs.clear()
+    lab_runs._lab_runs.clear()
     yield
-    widgets._lab_runs.clear()
+    lab_runs._lab_runs.clear()
 
 
 def open_lab(**query) -> AppTest:
@@ -32,7 +32,7 @@ def open_lab(**query) -> AppTest:
 
 
 def test_a_run_past_its_deadline_shows_the_runs_finished_in_time(monkeypatch):
-    monkeypatch.setattr(widgets, "in_worker", lab_jobs.in_this_thread)
+    monkeypatch.setattr(lab_runs, "in_worker", lab_jobs.in_this_thread)
     finished = []
 
     def slow_after_two(setup, gradients=True, progress=None):
@@ -50,14 +50,14 @@ def test_a_run_past_its_deadline_shows_the_runs_finished_in_time(monkeypatch):
 
 
 def test_a_run_with_nothing_done_by_its_deadline_says_so(monkeypatch):
-    monkeypatch.setattr(widgets, "MAX_SECONDS", -1.0)
+    monkeypatch.setattr(lab_runs, "MAX_SECONDS", -1.0)
     at = open_lab(**SMALL)
     assert [w.value for w in at.warning] == [Text("en")("lab.over_time_none", seconds="-1")]
     assert not at.get("plotly_chart")
 
 
 def test_a_crashed_worker_says_so_instead_of_waiting(monkeypatch):
-    monkeypatch.setattr(widgets, "in_worker", lambda job, seconds, progress:
+    monkeypatch.setattr(lab_runs, "in_worker", lambda job, seconds, progress:
                         lab_worker.in_worker(lab_jobs.killed, seconds, progress))
     at = open_lab(**SMALL)
     assert [e.value for e in at.error] == [Text("en")("lab.worker_crashed")]

@@ -25,10 +25,12 @@ from streamlit.testing.v1 import AppTest
 from blockstab import papers
 from blockstab.lab import COMPARISONS, MAX_LAB_DEPTH, LabSetup, check_budget, compared_setups, depth_curves
 from blockstab.papers import CLAIMS, PAPERS
+from server import lab_runs
+from server.lab_runs import _lab_runs
+from server.lab_worker import in_worker
 from support import APP, ROOT, lab_jobs
 from support.pages import charts, says, tables
 from support.paper_runs import SLOW_PAPERS, paper_run
-from ui import widgets
 from ui.controls import BY_KEY, LAB_CONTROLS
 from ui.lab_views import (
     PANELS,
@@ -41,10 +43,8 @@ from ui.lab_views import (
     summary_rows,
     variant_label,
 )
-from ui.lab_worker import in_worker
 from ui.numbers import readable
 from ui.text import LANGUAGES, Text
-from ui.widgets import _lab_runs
 
 LAB = "pages/depth_lab.py"
 DEFAULTS = {c.key: c.default for c in LAB_CONTROLS}
@@ -56,7 +56,7 @@ def _no_wall_clock_deadline(monkeypatch):
     """A run here may take longer than the page's 20 s on a loaded machine (tests run a worker per
     core): these tests check what the page draws, so the deadline, which is wall-clock time, is far
     away (what a deadline stops is tested in test_lab_fair.py and test_lab_worker.py)."""
-    monkeypatch.setattr(widgets, "MAX_SECONDS", 600.0)
+    monkeypatch.setattr(lab_runs, "MAX_SECONDS", 600.0)
 
 
 def open_lab(lang: str = "en", timeout: float = 120, **query) -> AppTest:
@@ -190,7 +190,7 @@ def test_a_preset_that_fails_shows_the_failure(monkeypatch, fresh_results):
                      for name, s in setups.items()}, *args, **kwargs)
 
     monkeypatch.setattr(papers, "_runs", without_skip)
-    monkeypatch.setattr(widgets, "in_worker", lab_jobs.in_this_thread)  # where the replaced engine runs
+    monkeypatch.setattr(lab_runs, "in_worker", lab_jobs.in_this_thread)  # where the replaced engine runs
     monkeypatch.setitem(PAPERS, "dong", lambda progress=None: papers.dong(seeds=(0,), progress=progress))
     t = Text("en")
     at = open_lab("en", lab_show="dong")
@@ -207,7 +207,7 @@ def test_the_dong_preset_fed_other_tokens_names_every_curve_off(monkeypatch, fre
     runs = papers._runs
     monkeypatch.setattr(papers, "_runs", lambda setups, *args, **kwargs: runs(
         {name: replace(s, embedding="normal") for name, s in setups.items()}, *args, **kwargs))
-    monkeypatch.setattr(widgets, "in_worker", lab_jobs.in_this_thread)  # where the replaced engine runs
+    monkeypatch.setattr(lab_runs, "in_worker", lab_jobs.in_this_thread)  # where the replaced engine runs
     monkeypatch.setitem(PAPERS, "dong", lambda progress=None: papers.dong(seeds=(0,), progress=progress))
     t = Text(lang)
     at = open_lab(lang, lab_show="dong")
@@ -270,11 +270,11 @@ def test_gradients_far_below_where_squares_underflow_are_shown(lang):
 
 
 def test_a_run_waits_in_line_while_every_worker_is_busy_then_shows_its_result(monkeypatch, fresh_results):
-    """Other sessions' runs hold every worker (ui.shared_runs): the page's own run starts only once
+    """Other sessions' runs hold every worker (server.shared_runs): the page's own run starts only once
     they end, and shows the same findings as ever."""
     run, _ = paper_run("dong")  # the expected findings, from the preset itself (cached per test session)
     runs, release, started, released = _lab_runs(), threading.Event(), [], []
-    monkeypatch.setattr(widgets, "in_worker", lambda *args: started.append(time.monotonic()) or in_worker(*args))
+    monkeypatch.setattr(lab_runs, "in_worker", lambda *args: started.append(time.monotonic()) or in_worker(*args))
     busy = [threading.Thread(target=runs.run, args=(("busy", i), lambda progress: release.wait(60) and "done",
                                                      lambda waiting: None), daemon=True)
             for i in range(runs.workers)]
@@ -363,7 +363,7 @@ BLAS_PROBE = """
 import json, multiprocessing, os
 from streamlit.testing.v1 import AppTest
 from threadpoolctl import threadpool_info, threadpool_limits
-import support.lab_probe, ui.widgets
+import support.lab_probe, server.lab_runs
 
 threadpool_limits(limits=2, user_api="blas")
 before = sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})

@@ -1,4 +1,4 @@
-"""Depth-lab runs in worker processes (ui.lab_worker): low priority, one BLAS thread, stopped by
+"""Depth-lab runs in worker processes (server.lab_worker): low priority, one BLAS thread, stopped by
 the session that waits for them, and a clear error when one crashes."""
 
 import multiprocessing
@@ -14,10 +14,10 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from blockstab.lab import LabSetup, depth_curves
+from server import lab_worker
+from server.lab_worker import OverTime, WorkerCrashed, in_worker, stack_curves
+from server.shared_runs import Replaced, SharedRuns
 from support import lab_jobs
-from ui import lab_worker
-from ui.lab_worker import OverTime, WorkerCrashed, in_worker, stack_curves
-from ui.shared_runs import Replaced, SharedRuns
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,10 +90,10 @@ def test_an_error_in_the_run_is_raised_in_the_session():
 
 
 def test_the_server_script_run_again_in_a_worker_imports_no_streamlit():
-    """multiprocessing runs the server's main script (scripts/serve.py) again in every worker, as
-    ``__mp_main__``: Streamlit is imported under ``__main__`` only, not in every run's worker."""
-    probe = ("import runpy, sys; sys.path.insert(0, 'scripts'); runpy.run_path('scripts/serve.py', "
-             "run_name='__mp_main__'); print([m for m in sys.modules if m.split('.')[0] == 'streamlit'])")
+    """multiprocessing imports the server's main module (``python -m server``) again in every worker,
+    as ``__mp_main__``: Streamlit is imported under ``__main__`` only, not in every run's worker."""
+    probe = ("import runpy, sys; runpy.run_module('server', run_name='__mp_main__'); "
+             "print([m for m in sys.modules if m.split('.')[0] == 'streamlit'])")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           check=True)
     assert done.stdout.strip() == "[]"
@@ -101,7 +101,7 @@ def test_the_server_script_run_again_in_a_worker_imports_no_streamlit():
 
 def test_a_replaced_request_ends_its_worker():
     """A client asks for another setup while its run computes: the run's wait ends with Replaced
-    and its worker process is gone (``ui.shared_runs`` with the worker as the page wires them)."""
+    and its worker process is gone (``server.shared_runs`` with the worker as the page wires them)."""
     runs, outcome = SharedRuns(size=8, workers=2, poll_seconds=0.01), []
 
     def first():

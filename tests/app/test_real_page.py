@@ -15,8 +15,8 @@ from streamlit.testing.v1 import AppTest
 from blockstab import pretrained
 from blockstab.ablations import INCIDENT, Ablation, compare
 from blockstab.pretrained import MAX_CHARS, load_model, sentence_problem
+from server import caches
 from support.pages import APP, charts, same_data, says, tables, url_warnings
-from ui import widgets
 from ui.real_views import findings, layers_figure, meaning_figure, projection_figure
 from ui.text import LANGUAGES, Text
 
@@ -129,10 +129,10 @@ def test_a_bad_sentence_in_a_link_is_ignored_with_a_notice(model, bad):
 def unavailable(monkeypatch):
     """``unavailable(load)``: the page's model loader replaced for one test; the cache cleared around it."""
     def use(load):
-        monkeypatch.setattr(widgets, "load_model", load)
-        widgets.trained_model.clear()
+        monkeypatch.setattr(caches, "load_model", load)
+        caches.trained_model.clear()
     yield use
-    widgets.trained_model.clear()
+    caches.trained_model.clear()
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -170,7 +170,7 @@ from streamlit.testing.v1 import AppTest
 from threadpoolctl import threadpool_info, threadpool_limits
 from blockstab import ablations
 from blockstab.pretrained import TrainedModel
-from ui import widgets
+from server import caches
 
 def threads():
     return sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
@@ -190,7 +190,7 @@ def in_a_passing_thread(work):
     thread.start()
     thread.join()
 
-in_a_passing_thread(widgets.trained_model)
+in_a_passing_thread(caches.trained_model)
 in_a_passing_thread(lambda: threadpool_limits(limits=2, user_api="blas"))
 TrainedModel.stream, ablations.projection_axes = watched_stream, watched_axes
 before = threads()

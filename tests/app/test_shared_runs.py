@@ -1,4 +1,4 @@
-"""Depth-lab runs shared by every session (ui.shared_runs): threads stand in for sessions."""
+"""Depth-lab runs shared by every session (server.shared_runs): threads stand in for sessions."""
 
 import threading
 import time
@@ -6,7 +6,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ui.shared_runs import Replaced, SharedRuns, Waiting
+from server.shared_runs import Replaced, SharedRuns, Waiting
 
 TIMEOUT = 20.0
 

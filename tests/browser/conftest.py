@@ -3,16 +3,15 @@
 import contextlib
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks.local_server import CHROMIUM, CHROMIUM_ARGS, ServerFailed, streamlit_server
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-sys.path.insert(0, str(ROOT / "benchmarks"))  # the server start is shared with the browser benchmarks
 
-from local_server import CHROMIUM, CHROMIUM_ARGS, ServerFailed, streamlit_server  # noqa: E402
 
 # Records every value the app's script-state attribute takes (old and new, so a short rerun that
 # starts and ends between two observer callbacks is still seen), from the first byte of each page.

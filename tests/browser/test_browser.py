@@ -12,9 +12,9 @@ import sys
 
 import numpy as np
 import pytest
-from local_server import streamlit_server
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from benchmarks.local_server import streamlit_server
 from blockstab.lesson import ACTION_TOKEN
 from support.browser import (
     ALL_DRAWN,
@@ -75,13 +75,13 @@ def test_cold_deep_link(new_page, app_url, path, script, locale):
     shot(page, f"deep-link{path.replace('/', '-') if path != '/' else '-root'}-{lang}")
 
 
-@pytest.mark.parametrize("launch", ["scripts/serve.py", "streamlit run"])
+@pytest.mark.parametrize("launch", ["python -m server", "streamlit run"])
 def test_the_first_visit_after_a_start_may_be_a_deep_link(browser, tmp_path, launch):
     """A teacher starts the server and the first thing opened is a link to a Depth lab preset.
     Started as scripts/start.sh starts it, the page simply opens; started with plain
     ``streamlit run``, Streamlit 1.67 shows "Page not found" over it (when that stops happening,
-    scripts/serve.py's fix can go)."""
-    command = None if launch == "scripts/serve.py" else [sys.executable, "-m", "streamlit", "run", "app.py"]
+    the fix in server/__main__.py can go)."""
+    command = None if launch == "python -m server" else [sys.executable, "-m", "streamlit", "run", "app.py"]
     with streamlit_server("app.py", tmp_path / "server.log", ROOT, command=command) as (url, _):
         page = browser.new_page()
         try:
@@ -90,7 +90,7 @@ def test_the_first_visit_after_a_start_may_be_a_deep_link(browser, tmp_path, lau
             page.wait_for_selector(IDLE, state="attached", timeout=60_000)
             assert page.inner_text("h1").strip() == Text("en")("lab.title")
             dialogs = page.locator("[role=dialog]").filter(has_text="Page not found")
-            assert dialogs.count() == (0 if launch == "scripts/serve.py" else 1)
+            assert dialogs.count() == (0 if launch == "python -m server" else 1)
         finally:
             page.close()
 

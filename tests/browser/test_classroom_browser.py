@@ -3,8 +3,8 @@
 import re
 
 import pytest
-from local_server import PHONE_USER_AGENT
 
+from benchmarks.local_server import PHONE_USER_AGENT
 from support.browser import assert_healthy, open_app, shot
 from ui.lessons import PRESETS
 from ui.text import Text

@@ -5,8 +5,8 @@ no text is cut off — neither by its chart's edge, nor by the screen's, nor by 
 import re
 
 import pytest
-from local_server import PHONE_USER_AGENT
 
+from benchmarks.local_server import PHONE_USER_AGENT
 from support.browser import assert_healthy, open_app, resize, shot
 
 pytestmark = pytest.mark.browser

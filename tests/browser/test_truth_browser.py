@@ -7,8 +7,8 @@ import re
 
 import numpy as np
 import pytest
-from local_server import PHONE_USER_AGENT
 
+from benchmarks.local_server import PHONE_USER_AGENT
 from blockstab.lesson import ACTION_TOKEN
 from blockstab.readouts import angle_degrees, readouts, token_groups
 from support.browser import VERDICT, assert_healthy, depth_chart_index, open_app, set_depth, shot

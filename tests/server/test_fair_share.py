@@ -1,20 +1,18 @@
 """Each session's fair share of the classroom server (issue #15, rerun floods): a session's reruns
 past a burst wait and coalesce (the newest always runs), a connection's messages are read at a
-bounded rate, and the served app has both (``scripts/fair_share.py``, installed by ``serve.py``)."""
+bounded rate, and the served app has both (``server/fair_share.py``, installed by ``python -m server``)."""
 
 import asyncio
 import concurrent.futures
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "scripts"))
+from benchmarks.local_server import streamlit_server
+from benchmarks.protocol_client import ProtocolSession
+from server.fair_share import RERUN_BURST, SHARED_RERUNS_PER_SECOND, InboundLimit, Lane, RerunGate, TokenBucket
 
-from fair_share import RERUN_BURST, SHARED_RERUNS_PER_SECOND, InboundLimit, Lane, RerunGate, TokenBucket  # noqa: E402
-from local_server import streamlit_server  # noqa: E402
-from protocol_client import ProtocolSession  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
+
 
 FLOOD = 300  # rerun requests one session sends without waiting
 

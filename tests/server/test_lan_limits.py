@@ -5,7 +5,6 @@ Streamlit applies it."""
 
 import asyncio
 import concurrent.futures
-import sys
 import time
 import tomllib
 from pathlib import Path
@@ -13,13 +12,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from benchmarks import lan_limits
+from benchmarks.local_server import streamlit_server
 from ui.text import Text
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import lan_limits  # noqa: E402
-from local_server import streamlit_server  # noqa: E402
 
 MB = 1024 * 1024
 

@@ -16,16 +16,15 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from benchmarks.local_server import streamlit_server
+from benchmarks.protocol_client import ProtocolSession
 from blockstab.scenario import PRESETS, encode
 from ui.examples import localized
 from ui.text import Text
 
 ROOT = Path(__file__).resolve().parents[2]
 GUARD = ROOT / "tests" / "support" / "netguard"
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from local_server import streamlit_server  # noqa: E402
-from protocol_client import ProtocolSession  # noqa: E402
 
 
 def guarded_env(log: Path) -> dict:
@@ -51,12 +50,13 @@ def test_the_config_keeps_the_safety_settings():
 
 
 def test_no_page_renders_user_content_as_html():
-    sources = [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")]
+    sources = [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
+               *(ROOT / "server").rglob("*.py")]
     for path in sources:
         text = path.read_text(encoding="utf-8")
         assert "unsafe_allow_html" not in text, path
         if "st.html(" in text:
-            assert path.name == "widgets.py" and text.count("st.html(") == 1
+            assert path.name == "chrome.py" and text.count("st.html(") == 1
             assert 'st.html(APP_CSS + (PROJECTOR_CSS if projector else ""))' in text
 
 

@@ -6,7 +6,7 @@ import time
 
 from threadpoolctl import threadpool_info
 
-from ui.lab_worker import run_job
+from server.lab_worker import run_job
 
 
 def where(progress) -> dict:
@@ -36,6 +36,6 @@ def refused(progress) -> None:
 
 
 def in_this_thread(job, seconds, progress):
-    """A stand-in for ``ui.widgets.in_worker``: the worker's run (``run_job``) without the process,
+    """A stand-in for ``server.lab_runs.in_worker``: the worker's run (``run_job``) without the process,
     so a test can replace part of the engine the page runs."""
     return run_job(job, seconds, progress)

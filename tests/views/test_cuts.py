@@ -66,7 +66,7 @@ def test_every_look_and_sentence_cuts_like_the_lesson(setting, n, lang, projecto
 @given(setting=st.sampled_from(SETTINGS), n=st.integers(1, MAX_EXPLORER_DEPTH), block=st.integers(1, 24),
        focus=st.sampled_from(STAGE_FOCUS), lang=st.sampled_from(("en", "zh")), example=st.sampled_from(sorted(PRESETS)))
 def test_the_numbers_table_from_the_shown_blocks_own_depth_is_the_deep_runs(setting, n, block, focus, lang, example):
-    """The numbers table sent with the block view (ui.instant_tens.ten_of_blocks) runs the stack
+    """The numbers table sent with the block view (ui.instant.ten_of_blocks) runs the stack
     only as deep as the block it shows."""
     state = ExplorerState(depth=n, block=block, focus=focus, example=PRESETS[example], **setting)
     t = Text(lang)

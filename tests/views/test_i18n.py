@@ -24,7 +24,8 @@ from ui.views.tables import THREE_STAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 READOUT_PANELS = ("norm", "nearest", "distinct", "cosine", "angle", "smallest")
-SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")])
+SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
+           *(ROOT / "server").rglob("*.py")])
 EN, ZH = catalog("en"), catalog("zh")
 NAMESPACES = {key.split(".", 1)[0] for key in EN}
 

@@ -1,4 +1,4 @@
-"""Run BlockStab's server: ``streamlit run app.py``, one fix and fair shares, in one process.
+"""``python -m server``: BlockStab's server, ``streamlit run app.py`` with one fix and fair shares, in one process.
 
 Streamlit 1.67 takes an app with a ``pages/`` folder for an old-style multipage app until the
 first session runs ``st.navigation``. So the first session after a start that opens a deep link
@@ -8,8 +8,8 @@ first session runs ``st.navigation``. So the first session after a start that op
 fair share of the server: reruns and WebSocket messages bounded per session (``fair_share.py``).
 Arguments go to ``streamlit run`` (e.g. ``--server.port 8502``).
 
-Streamlit is imported under ``__main__`` only: multiprocessing runs this file's top again in every
-Depth-lab worker process (``ui/lab_worker.py``), which needs none of it (it cost a worker about
+Streamlit is imported under ``__main__`` only: multiprocessing imports this module again in every
+Depth-lab worker process (``server/lab_worker.py``), which needs none of it (it cost a worker about
 1 s of CPU and Streamlit's memory).
 """
 
@@ -20,9 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 if __name__ == "__main__":
-    import fair_share
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web.cli import main
+
+    from server import fair_share
 
     os.chdir(ROOT)  # .streamlit/config.toml is read from the working directory
     PagesManager.uses_pages_directory = False

@@ -1,4 +1,4 @@
-"""Depth-lab runs (and the instant Explorer's tens of blocks built ahead, ``ui.instant_tens``) in
+"""Depth-lab runs (and the instant Explorer's tens of blocks built ahead, ``server.tens``) in
 worker processes at the lowest CPU priority, so a class's runs cannot slow the Explorer for
 everyone else.
 
@@ -23,7 +23,7 @@ from blockstab import lab
 from blockstab.papers import PAPERS
 
 CONTEXT = multiprocessing.get_context("forkserver")
-CONTEXT.set_forkserver_preload([__name__, "ui.instant_tens"])
+CONTEXT.set_forkserver_preload([__name__, "ui.instant"])
 POLL_SECONDS = 0.05  # how often the waiting session checks its run (and whether to stop it)
 GRACE_SECONDS = 10.0  # past the deadline, a run that has not answered is ended (a starved one may be late)
 SEND_SECONDS = 0.05  # the worker sends its progress at most this often

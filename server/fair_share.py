@@ -2,7 +2,7 @@
 
 A browser drops its superseded reruns itself (``runner.fastReruns``), but a script can send
 thousands a second, and Streamlit 1.67 starts a script run for every one: ten such sessions kept
-another student's toggle waiting for over a minute. Two bounds, installed by ``scripts/serve.py``:
+another student's toggle waiting for over a minute. Two bounds, installed by ``python -m server``:
 
 * **reruns**: a session starts up to :data:`RERUN_BURST` runs at once and
   :data:`RERUNS_PER_SECOND` after that. Past its share, its request waits, a newer one replaces

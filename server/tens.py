@@ -1,15 +1,12 @@
-"""The instant Explorer's block views, sent ten blocks at a time (issue #16).
+"""The instant Explorer's tens of blocks (``ui.instant.ten_of_blocks``), kept per process.
 
-For ten blocks of every stabiliser setting, a ten holds the block view's cut for each stage (its
-frame is in the payload, ``ui.instant``), each block's numbers table and whether it matches the
-course's table. The tens are built once per sentence, look and language and kept (the most
-recently used :data:`KEPT`); a session is sent the ten of the block in focus and the tens on either
-side of it that are built and fit in its message, so stepping across a ten's edge is a swap in the
-browser. Every ten kept is also a file the app serves (:func:`ten_url`), so the browser fetches a
-ten it was not sent without a rerun. From a session's first visit to a sentence, the other tens of
-the sentence are built in the background (nearest first), one build at a time in the whole server,
-each in a worker process at the lowest priority (``ui.lab_worker``): the class's reruns keep the
-server's Python to themselves.
+The tens are built once per sentence, look and language and kept (the most recently used
+:data:`KEPT`); a session is sent the ten of the block in focus and the tens on either side of it
+that are built and fit in its message, so stepping across a ten's edge is a swap in the browser.
+Every ten kept is also a file the app serves (:func:`ten_url`), so the browser fetches a ten it was
+not sent without a rerun. From a session's first visit to a sentence, the other tens are built in
+the background (nearest first), one build at a time in the whole server, each in a worker process
+at the lowest priority (``server.lab_worker``): the class's reruns keep the server's Python.
 """
 
 from __future__ import annotations
@@ -26,19 +23,14 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from .controls import MAX_EXPLORER_DEPTH, STAGE_FOCUS, ExplorerState
-from .instant import SETTINGS, packed, setting_key
-from .lab_worker import OverTime, WorkerCrashed, in_worker
-from .text import Text
-from .views import explore
-from .views.block import block_cut
-from .views.tables import columns_and_rows, course_table_matches, stage_rows
+from ui.controls import ExplorerState
+from ui.instant import around, beside, packed_ten_of_blocks
 
-BLOCKS_SENT = 10  # blocks in a ten (20-90 ms to build each block's views, 3.8 MB of JSON, 84 kB packed)
+from .lab_worker import OverTime, WorkerCrashed, in_worker
+
 KEPT = 64  # tens kept, the most recently used (each also a file: about 6 MB on disk at most)
 BUILD_SECONDS = 60.0  # a ten built in the background that takes longer is given up (it is built when asked for)
 TENS_ROUTE = "/_stcore/bidi-components/blockstab.tens/"  # where the app serves the tens' files
@@ -46,11 +38,6 @@ _kept: OrderedDict[tuple, str] = OrderedDict()
 _KEEPING = threading.Lock()  # held while _kept and the files change
 _BUILDING = threading.Lock()  # held while the tens around a session's are built (build_around)
 _NAMING = secrets.token_bytes(16)  # a ten's file name cannot be guessed from its sentence by another session
-
-
-def blocks_sent(block: int) -> int:
-    """The first block of ``block``'s ten (1-10, 11-20, ...)."""
-    return (block - 1) // BLOCKS_SENT * BLOCKS_SENT + 1
 
 
 def built_ten(look: ExplorerState, lang: str, first: int) -> str | None:
@@ -69,11 +56,6 @@ def packed_ten(look: ExplorerState, lang: str, first: int) -> str:
         ten = packed_ten_of_blocks(look, lang, first)
         keep(look, lang, first, ten)
     return ten
-
-
-def packed_ten_of_blocks(look: ExplorerState, lang: str, first: int) -> str:
-    """:func:`ten_of_blocks`, packed (``ui.instant.packed``)."""
-    return packed(ten_of_blocks(look, Text(lang), first))
 
 
 def keep(look: ExplorerState, lang: str, first: int, ten: str) -> None:
@@ -141,29 +123,6 @@ def ten_url(look: ExplorerState, lang: str) -> str:
     return f"{TENS_ROUTE}{sentence_name(look, lang)}-"
 
 
-def ten_of_blocks(look: ExplorerState, t: Text, first: int) -> dict:
-    """For the blocks ``first`` to ``first + BLOCKS_SENT - 1`` (at most the Explorer's deepest) of
-    every setting (``look``'s own setting, depth, block and stage are not read): the block view's
-    cut for each stage, the block's numbers table and whether it matches the course's table."""
-    blocks = range(first, min(first + BLOCKS_SENT, MAX_EXPLORER_DEPTH + 1))
-    settings = {}
-    for setting in SETTINGS:
-        deep = replace(look, **setting, depth=blocks[-1])  # its first blocks are every shallower stack's
-        result = explore(deep)
-        settings[setting_key(deep)] = {
-            "blocks": [{"stages": {focus: block_cut(replace(deep, block=block, focus=focus), result, t)
-                                   for focus in STAGE_FOCUS},
-                        "numbers": columns_and_rows(stage_rows(replace(deep, block=block), result, t)),
-                        "course_match": block == 1 and course_table_matches(result, deep)} for block in blocks]}
-    return {"first": first, "numbers_titles": [t("explorer.numbers", block=block) for block in blocks],
-            "settings": settings}
-
-
-def beside(first: int) -> list[int]:
-    """The tens on either side of ``first``'s that exist, the next one first."""
-    return [n for n in (first + BLOCKS_SENT, first - BLOCKS_SENT) if 1 <= n <= MAX_EXPLORER_DEPTH]
-
-
 def tens_to_send(look: ExplorerState, lang: str, first: int, room: int) -> dict[int, str]:
     """By their first block: the ten from ``first`` (built if it is not) and the tens beside it
     that are built, while they fit in ``room`` characters."""
@@ -175,19 +134,13 @@ def tens_to_send(look: ExplorerState, lang: str, first: int, room: int) -> dict[
     return tens
 
 
-def around(first: int) -> list[int]:
-    """Every other ten, nearest to ``first``'s first (those beside it, the next one first)."""
-    others = [n for n in range(1, MAX_EXPLORER_DEPTH + 1, BLOCKS_SENT) if n != first]
-    return sorted(others, key=lambda n: (abs(n - first), n < first))
-
-
 def build_in_worker(look: ExplorerState, lang: str, first: int) -> str:
-    """:func:`packed_ten_of_blocks` in a worker process at the lowest priority (``ui.lab_worker``)."""
+    """:func:`packed_ten_of_blocks` in a worker process at the lowest priority (``server.lab_worker``)."""
     return in_worker(partial(ten_job, look, lang, first), BUILD_SECONDS, lambda fraction: None)
 
 
 def ten_job(look: ExplorerState, lang: str, first: int, progress) -> str:
-    """:func:`packed_ten_of_blocks` as a worker's job (``ui.lab_worker.in_worker``: no progress)."""
+    """:func:`packed_ten_of_blocks` as a worker's job (``server.lab_worker.in_worker``: no progress)."""
     return packed_ten_of_blocks(look, lang, first)
 
 

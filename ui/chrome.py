@@ -1,0 +1,163 @@
+"""The page around every page's content: the favicon and CSS, the language, projector mode, the
+active example, the URL's checks and the app's own address for full links."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode, urlsplit
+
+import numpy as np
+import streamlit as st
+from PIL import Image
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.runtime.state import query_params as streamlit_query
+
+from blockstab.scenario import LESSON, Scenario, decode, encode
+
+from .controls import APP_CONTROLS, check_query
+from .examples import literal, problems_text
+from .text import LANGUAGES, Text, language_for_locale
+
+
+def _stacked_blocks_icon(size: int = 32) -> Image.Image:
+    """The app's favicon, drawn here so nothing is fetched: three stacked blocks (Okabe-Ito)."""
+    icon = np.full((size, size, 3), 255, dtype=np.uint8)
+    for row, colour in enumerate(((0, 114, 178), (0, 158, 115), (213, 94, 0))):
+        top = 3 + row * 9
+        icon[top:top + 8, 3:size - 3] = colour
+    return Image.fromarray(icon)
+
+
+APP_ICON = _stacked_blocks_icon()
+
+# Every page: the tour's clicker buttons (PageDown / PageUp) stay out of sight; on a phone a table
+# scrolls inside its own box (never the page, never breaking a vector or a Chinese word), and the
+# Explorer says where its controls are. The uploader states its own limit (16 KB): Streamlit's hint
+# would say "1MB per file", its smallest setting. A page link in the page (a paper's title) wraps
+# rather than end in "…". A page's pair of planes (the Explorer's, the own example's) go one under
+# the other where side by side each would be too narrow to read (1024 px with the sidebar open: the
+# Explorer's depth plane was 50 px wide).
+APP_CSS = """<style>
+.st-key-figure_pair { container-type: inline-size; }
+@container (max-width: 800px) {
+  .st-key-figure_pair [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
+  .st-key-figure_pair [data-testid="stColumn"] { flex: 1 1 100% !important; width: 100% !important; }
+}
+.st-key-tour_clicker, .st-key-phone_hint { display: none; }
+.st-key-editor_upload [data-testid="stFileUploaderDropzoneInstructions"] { display: none; }
+[data-testid="stMain"] [data-testid="stPageLink-NavLink"] span { white-space: normal; }
+@media (max-width: 640px) {
+  .st-key-phone_hint { display: block; }
+  [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
+  [data-testid="stMarkdownContainer"] td, [data-testid="stMarkdownContainer"] th { white-space: nowrap; }
+}
+</style>"""
+PROJECTOR_CSS = """<style>
+html, body, [data-testid="stAppViewContainer"] { font-size: 21px; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stCaptionContainer"], label p { font-size: 21px !important; }
+[data-testid="stMainBlockContainer"] { padding: 3.2rem 1.2rem 1rem 1.2rem; max-width: 100%; }
+[data-testid="stVerticalBlock"] { gap: 0.4rem; }
+[data-testid="stAlertContainer"] { padding: 0.45rem 0.9rem; }
+h1 { font-size: 1.9rem !important; padding: 0 0 0.3rem 0 !important; line-height: 1.25 !important; }
+h2, h3 { font-size: 1.5rem !important; }
+[data-testid="stHeader"] { background: transparent; }
+.modebar-container { display: none !important; }
+</style>"""
+
+
+def language() -> str:
+    """The URL's ``lang`` if valid, else this session's choice (the sidebar's page links drop the
+    query string), else the browser's language; written back to the URL."""
+    lang = st.query_params.get("lang")
+    if lang not in LANGUAGES:
+        lang = st.session_state.get("lang") or language_for_locale(st.context.locale)
+    st.query_params["lang"] = st.session_state["lang"] = lang
+    return lang
+
+
+def active_example() -> Scenario:
+    """The URL's ``sc`` if usable (a bad one falls back to the lesson; the router said why), else
+    this session's example (the sidebar's page links drop the query string), else the lesson."""
+    raw = st.query_params.get("sc")
+    if raw is None:
+        example = st.session_state.get("example", LESSON)
+    else:
+        decoded = decode(raw)
+        example = decoded if isinstance(decoded, Scenario) else LESSON
+    use_example(example)
+    return example
+
+
+def use_example(example: Scenario) -> None:
+    """Make ``example`` this session's and put it in the URL (the lesson leaves the URL clean)."""
+    st.session_state["example"] = example
+    if example == LESSON:
+        st.query_params.pop("sc", None)
+    else:
+        st.query_params["sc"] = encode(example)
+
+
+def example_in_link() -> Scenario | None:
+    """This session's example for a link (``None``: the lesson, left out of the link)."""
+    example = st.session_state.get("example", LESSON)
+    return None if example == LESSON else example
+
+
+def _set_language() -> None:
+    st.query_params["lang"] = st.session_state["lang_choice"]
+
+
+def app_chrome(t: Text) -> bool:
+    """Sidebar language switch and projector toggle; returns whether projector mode is on."""
+    with st.sidebar:
+        st.radio(t("control.lang"), LANGUAGES, index=LANGUAGES.index(t.lang), key="lang_choice",
+                 format_func=lambda code: t("lang." + code), horizontal=True, on_change=_set_language)
+        projector = st.toggle(t("control.projector"), value=APP_CONTROLS[1].default, key="projector",
+                              bind="query-params")
+    st.html(APP_CSS + (PROJECTOR_CSS if projector else ""))
+    return projector
+
+
+def query_problems() -> list[tuple[str, str]]:
+    """The URL's unusable (parameter, value) pairs (see ``check_query``); a query Streamlit dropped
+    whole for its size is one pair, ``("", "")``."""
+    ctx = get_script_run_ctx()
+    raw = ctx.query_string if ctx else ""
+    if raw and not streamlit_query.sanitize_query_string(raw):
+        return [("", "")]
+    return check_query(st.query_params.to_dict())
+
+
+def warn_about_url(t: Text, problems: list[tuple[str, str]], most: int = 5) -> None:
+    """Say which URL parameters were ignored (the widgets would drop them silently), in one
+    notice naming at most ``most``; the link's text is quoted as code, never read as Markdown."""
+    if problems == [("", "")]:
+        st.warning(t("url.dropped", fields=streamlit_query.CLIENT_STATE_QUERY_STRING_MAX_FIELDS,
+                     kib=streamlit_query.CLIENT_STATE_QUERY_STRING_MAX_LENGTH // 1024), icon=":material/link_off:")
+        return
+    for key, value in problems:
+        if key == "sc":
+            st.warning(t("url.bad_example") + "\n\n" + problems_text(decode(value), t), icon=":material/link_off:")
+    settings = [literal(f"{key}={value}", limit=60) for key, value in problems if key != "sc"]
+    if len(settings) == 1:
+        st.warning(t("url.ignored", setting=settings[0]), icon=":material/link_off:")
+    elif settings:
+        more = len(settings) - most
+        listed = ", ".join(settings[:most]) + (" " + t("url.more", count=more) if more > 0 else "")
+        st.warning(t("url.ignored_list", settings=listed), icon=":material/link_off:")
+
+
+def on_phone() -> bool:
+    """Whether the page is open in a phone's browser: every phone browser's User-Agent says "Mobi"."""
+    return "Mobi" in (st.context.headers.get("User-Agent") or "")
+
+
+def app_address() -> str:
+    """The app's address as this browser reaches it (scheme, host and port), for full links a
+    teacher can copy; empty when the browser named none."""
+    parts = urlsplit(st.context.url or "")
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else ""
+
+
+def explorer_link(query: dict[str, str]) -> str:
+    """A full link that opens the Explorer with ``query`` (its documented path, /explore)."""
+    return f"{app_address()}/explore?{urlencode(query)}"
