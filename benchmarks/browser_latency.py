@@ -23,7 +23,7 @@ headless) and drives Debian's headless Chromium. Chromium resolves no host but l
     between two, ``block_alt``, the block in focus +-1 (both change the block view only), and
     ``block_far``, the block in focus stepped ten at a time (PageUp / PageDown: each step lands in
     another ten of blocks) at depth 100 without normalization, once the server has built every ten
-    (the browser holds the tens it was sent and fetches the others from the app).
+    (the browser reads the block ranges from the app once built).
 (b) scrub: the tour's 'Across depth' chart's Plotly slider, a click on its rail, and the same
     ``Plotly.animate`` call the slider makes, to the 'now' marker moving (no server involved). The
     Explorer's own switches and depth change its figures in the browser too (issue #16): part (a).
@@ -52,11 +52,9 @@ KINDS = ["residual", "residual_new", "residual_paused", "norm", "placement", "de
          "stage", "block_alt", "block_far"]
 OURS_ONLY = ("residual_new", "residual_paused", "depth_hold", "stage", "block_alt", "block_far")
 FAR_STEPS = ["PageUp"] * 7 + ["PageDown"] * 7  # block 1 -> 71 -> 1, ten blocks a step (further on, overflow)
-# Every ten of blocks of the sentence shown is built (the index the instant Explorer reads).
-TENS_BUILT = """async () => { const e = document.querySelector('.instant-explorer');
-  const url = e && e.dataset.tensUrl;
-  return !!url && (await (await fetch(url + 'built.json', {cache: 'no-store'})).json()).length === 10; }"""
-# (page.evaluate awaits it; wait_for_function would take the promise itself for true)
+# Where the instant Explorer reads its block ranges (an app before the bundles: tensUrl).
+RANGES_AT = """() => { const e = document.querySelector('.instant-explorer');
+  return e ? [e.dataset.bundle || null, e.dataset.tensUrl || null] : [null, null]; }"""
 PAUSED_S = 2.0  # residual_paused: a teacher's pause between moving the depth and flipping the switch
 FAR_DEPTHS = [2 + (37 * i) % 97 for i in range(97)]  # 2..98, consecutive ones at least 11 apart
 SET_DEPTH = """n => { const r = document.querySelector('#instant-depth'); r.value = String(n);
@@ -118,7 +116,8 @@ class App:
                     page.keyboard.press("ArrowRight")
                     page.keyboard.press("ArrowLeft")
                     deadline = time.monotonic() + 120
-                    while not page.evaluate(TENS_BUILT) and time.monotonic() < deadline:
+                    while h.block_ranges_built(self.url, *page.evaluate(RANGES_AT)) != 10 \
+                            and time.monotonic() < deadline:
                         time.sleep(0.5)
                 slider.scroll_into_view_if_needed()
                 slider.focus()

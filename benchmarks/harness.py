@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -314,6 +315,25 @@ def check_chromium() -> None:
 
 
 # --- /proc sampling -------------------------------------------------------------------------------
+
+
+def block_ranges_built(base: str, bundle: str | None = None, tens_url: str | None = None) -> int | None:
+    """How many block ranges of a sentence the app at ``base`` has built, from the Explorer's
+    ``bundle`` address (its index) or, in an app from before the bundles, its ``tens_url`` (its
+    ``built.json``); ``None`` when the page named neither."""
+    from ui.bundle import read_part  # noqa: PLC0415 - this checkout's reader
+
+    try:
+        if bundle:
+            with urllib.request.urlopen(f"{base}{bundle}index.js?read={time.monotonic()}", timeout=5) as response:
+                index = read_part(response.read().decode("ascii"))
+            return sum(name.startswith("blocks-") for name in index["built"])
+        if tens_url:
+            with urllib.request.urlopen(f"{base}{tens_url}built.json", timeout=5) as response:
+                return len(json.loads(response.read()))
+    except OSError:
+        return 0
+    return None
 
 
 def rss_mb(pid: int) -> float | None:

@@ -33,7 +33,6 @@ import itertools
 import json
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from benchmarks import harness as h
@@ -47,12 +46,6 @@ BUILDER_LOOKS = [f"lang={lang}&sc={sc}&scenario={scenario}&depth=100" for lang, 
                  itertools.product(("en", "zh"), ("lesson", "triage", "support"), ("both", "confirmed"))]
 
 
-def read(url: str) -> bytes:
-    """A loopback GET (in a thread: the event loop times the measured reruns meanwhile)."""
-    with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback only
-        return response.read()
-
-
 async def keep_building(port: int, stop: asyncio.Event, built: list[int]) -> None:
     """Until ``stop``: the next look of BUILDER_LOOKS, a block moved, its tens built (``built``
     counts the looks whose every ten was built)."""
@@ -62,18 +55,14 @@ async def keep_building(port: int, stop: asyncio.Event, built: list[int]) -> Non
         session = ProtocolSession(port, query)
         await session.connect(timeout=90)
         await session.rerun({"block": 2}, timeout=60)
-        url = json.loads(session.component_bytes).get("tens_url")  # (an app before the tens' files: none)
-        index = f"http://localhost:{port}{url}built.json"
-        deadline = time.monotonic() + (60 if url else OLD_APP_WAIT)
+        data = json.loads(session.component_bytes)  # (an app before the tens' files names neither)
+        where = data.get("bundle"), data.get("tens_url")
+        deadline = time.monotonic() + (60 if any(where) else OLD_APP_WAIT)
         while not stop.is_set() and time.monotonic() < deadline:
-            if url is None:
-                await asyncio.sleep(0.5)
-                continue
             await asyncio.sleep(0.5)
-            with contextlib.suppress(OSError):
-                if len(json.loads(await asyncio.to_thread(read, index))) == 10:
-                    built.append(1)
-                    break
+            if any(where) and await asyncio.to_thread(h.block_ranges_built, f"http://localhost:{port}", *where) == 10:
+                built.append(1)
+                break
         await session.close()
 
 

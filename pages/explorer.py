@@ -3,14 +3,14 @@
 The switches, the depth, the block and stage in focus, the verdict, the three figures and the
 numbers of the block in focus are the instant Explorer (``ui/instant_explorer.py``): they change in
 the browser. The sentence is Streamlit's; the page keeps the URL in step with the view the browser
-reports, and a report reruns only the fragment that keeps the URL and the CSV download (and sends
-the block views of another ten blocks when the block in focus moves to a ten not yet sent)."""
+reports, and a report reruns only the fragment that keeps the URL and the downloads (and has a
+block range built when the block in focus moves to one not built yet)."""
 
 from functools import partial
 
 import streamlit as st
 
-from server.caches import explored_csv
+from server.caches import explored_csv, take_home_zip
 from ui.chrome import language
 from ui.controls import Control, ExplorerState
 from ui.examples import sentence_caption
@@ -26,8 +26,12 @@ def switched(state: ExplorerState, instant: list[Control]) -> None:
     """What the instant Explorer's view decides: the component, the URL and the CSV download."""
     state = with_reported_view(state, instant)
     explorer = st.container()
-    st.download_button(t("download.csv"), partial(explored_csv, state), file_name="blockstab-action-token.csv",
-                       mime="text/csv", key="download_csv")  # written when clicked
+    csv, take_home = st.columns(2)
+    csv.download_button(t("download.csv"), partial(explored_csv, state), file_name="blockstab-action-token.csv",
+                        mime="text/csv", key="download_csv")  # written when clicked
+    take_home.download_button(t("download.take_home"), partial(take_home_zip, state, t.lang),
+                              file_name="blockstab-explorer.zip", mime="application/zip", key="download_take_home",
+                              help=t("help.download_take_home"))
     with explorer:  # above the download, and run last: it may build the next ten blocks once all else is sent
         instant_explorer(state, instant, t)
 

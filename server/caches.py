@@ -1,5 +1,6 @@
-"""What each server process computes once for every session: engine runs, the Explorer's figures,
-the trained model and the Real model page's runs and figures (bounded Streamlit caches)."""
+"""What each server process computes once for every session: engine runs, the Explorer's figures
+and take-home folders, the trained model and the Real model page's runs and figures (bounded
+Streamlit caches)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from threadpoolctl import threadpool_limits
 from blockstab.ablations import Ablation, Comparison, LayerReadouts, compare, layer_readouts
 from blockstab.block import StackConfig
 from blockstab.pretrained import ModelUnavailable, TrainedModel, load_model
+from ui.bundle import sentence_and_look
 from ui.controls import ExplorerState
 from ui.real_views import layers_figure, meaning_figure, projection_figure
+from ui.take_home import take_home_files, zipped
 from ui.text import Text
 from ui.views import FIGURES, explore, figure_state
 from ui.views.tables import stage_csv
+
+from .bundles import part_text
 
 # Bounded caches shared by every page and session. Engine results are read-only arrays; figures
 # are only read by st.plotly_chart. Building a figure (Plotly's validation) costs far more than
@@ -79,3 +84,11 @@ def real_figures(sentence: str, ablation: Ablation, lang: str, projector: bool, 
     c, t = real_comparison(sentence, ablation), Text(lang)
     return (layers_figure(c, t, projector, phone), meaning_figure(c, t, projector),
             projection_figure(c, t, projector, phone))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def take_home_zip(state: ExplorerState, lang: str) -> bytes:
+    """The take-home Explorer (``ui.take_home``) opening on ``state``'s view, zipped: its bundle's
+    parts are the app's own files (``server.bundles``; one not built yet is built in a worker)."""
+    look = sentence_and_look(state)
+    return zipped(take_home_files(state, lang, lambda name: part_text(look, lang, name)), "blockstab-explorer")

@@ -1,10 +1,10 @@
-"""Depth-lab runs (and the instant Explorer's tens of blocks built ahead, ``server.tens``) in
+"""Depth-lab runs (and the instant Explorer's block ranges built ahead, ``server.bundles``) in
 worker processes at the lowest CPU priority, so a class's runs cannot slow the Explorer for
 everyone else.
 
 The lab's computations are Python and NumPy over small matrices: two of them in server threads
 held the GIL much of the time and slowed every other session's rerun. Each run here is its own
-process (``forkserver``, safe from a multithreaded server; the engine and the tens' views are
+process (``forkserver``, safe from a multithreaded server; the engine and the bundle's views are
 loaded once in the fork server, so a run starts in milliseconds), at nice 19 and on one BLAS
 thread. Its progress comes back through a pipe; the session that waits for it stops it (the
 process is ended) as soon as the progress callback raises: a changed control, a replaced request.
@@ -23,7 +23,7 @@ from blockstab import lab
 from blockstab.papers import PAPERS
 
 CONTEXT = multiprocessing.get_context("forkserver")
-CONTEXT.set_forkserver_preload([__name__, "ui.instant"])
+CONTEXT.set_forkserver_preload([__name__, "ui.bundle"])
 POLL_SECONDS = 0.05  # how often the waiting session checks its run (and whether to stop it)
 GRACE_SECONDS = 10.0  # past the deadline, a run that has not answered is ended (a starved one may be late)
 SEND_SECONDS = 0.05  # the worker sends its progress at most this often

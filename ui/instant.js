@@ -1,33 +1,42 @@
-// The instant Explorer in the browser (issue #16). It owns: the Explorer's stabiliser switches and
-// depth (native, labelled inputs), choosing among the figures and words the server sent ahead
-// (ui/instant.py: every setting's deepest figures, a cut per depth, a verdict per depth, the block
-// view's frame; server/tens.py: a cut per block and stage and each block's numbers table, ten
-// blocks at a time, the ten of the block in focus and the tens beside it when it mounts; the ten in
-// focus and those beside it, if not sent, it fetches from the app once built), applying a cut (the twin
-// of ui/views/cut.py's apply_cut), drawing with the app's own copy of Plotly.js, keeping the last
-// figures it drew (going back to one is a swap of the drawn chart, not a redraw), drawing ahead in
-// idle time (the next depths and, after a pause, the residual switch flipped), and reporting the
-// view back so the server can keep the URL (and send a ten not built yet when it is). It computes
+// The instant Explorer in the browser. It owns: the Explorer's stabiliser switches and depth
+// (native, labelled inputs), looking the view up in the sentence's bundle (ui/bundle.py: an index,
+// the figures part, a part per block range, each a one-line script loaded from the app or from the
+// take-home folder alike), slicing a cut where the index says, drawing with the app's own copy of
+// Plotly.js, keeping the last figures it drew (going back to one is a swap, not a redraw), drawing
+// ahead in idle time (the next depths and, after a pause, the residual switch flipped), and reporting
+// the view back so the server can keep the URL (and build a block range not built yet). It computes
 // no science: every number and sentence it shows was computed in Python.
 
-const PLOTLY = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js";
-const ALONG_DEPTH = ["x", "y", "customdata"];
+const SCHEMA = 1; // the bundle format this reads (ui/bundle.py SCHEMA)
 const KEPT = 8; // drawn charts kept per place, the most recently shown first
-const FETCHED = 3; // tens fetched and kept beside those sent (megabytes each, unpacked), the nearest first
-const INDEX_MS = 500; // the list of the tens built is read again after this long
+const HELD = 3; // block range parts held (megabytes each, unpacked), the nearest to the block in focus first
+const INDEX_MS = 500; // the bundle's index is read again after this long while a range is awaited
 const mounts = new WeakMap(); // parentElement -> this mount's state
 
 let plotlyLoaded;
-function loadPlotly() {
+function loadPlotly(src) {
   plotlyLoaded ??= new Promise((resolve, reject) => {
     if (window.Plotly) return resolve(window.Plotly);
     const script = document.createElement("script");
-    script.src = PLOTLY;
+    script.src = src;
     script.onload = () => resolve(window.Plotly);
     script.onerror = () => reject(new Error("Plotly.js did not load"));
     document.head.appendChild(script);
   });
   return plotlyLoaded;
+}
+
+// A bundle's file is one line, blockstabPart(document.currentScript, "<packed>"): a script, so it
+// loads from file:// too. Resolves with its value, or null when the file is not there.
+window.blockstabPart = (script, packed) => { script.dataset.loaded = "1"; script.packed = packed; };
+function loadPart(url) {
+  return new Promise((resolve) => {
+    const script = document.createElement("script");
+    script.src = url;
+    script.onload = () => { script.remove(); resolve(script.packed ? unpack(script.packed) : null); };
+    script.onerror = () => { script.remove(); resolve(null); };
+    document.head.appendChild(script);
+  });
 }
 
 async function unpack(packed) {
@@ -45,12 +54,13 @@ function merge(target, update) {
   return target;
 }
 
-function applyCut(figure, cut) {
+// A figure with a cut applied (ui/views/cut.py): the index names the arrays a cut shortens.
+function applyCut(figure, cut, alongDepth) {
   const fig = structuredClone(figure);
   const keep = (values) => (Array.isArray(values) && values.length > cut.points ? values.slice(0, cut.points) : values);
   for (const index of cut.along ?? []) {
     const trace = fig.data[index];
-    for (const key of ALONG_DEPTH) if (key in trace) trace[key] = keep(trace[key]);
+    for (const key of alongDepth) if (key in trace) trace[key] = keep(trace[key]);
     if (trace.marker) trace.marker.color = keep(trace.marker.color);
   }
   for (const [index, update] of Object.entries(cut.data ?? {})) merge(fig.data[Number(index)], update);
@@ -73,9 +83,9 @@ function themed(layout, family) {
   merge(layout, { font: { family }, title: { font: { family } }, hoverlabel: { font: { family } } });
 }
 
-function settingKey(view) {
-  const norm = view.norm ? view.norm_kind : "none";
-  return `${view.residual ? "residual" : "no_residual"}-${norm}-${view.placement}`;
+// The index's entry for the view's switches (each combination is listed): its figures' and blocks' keys.
+function settingOf(index, view) {
+  return index.settings.find((s) => Object.entries(s.when).every(([key, value]) => view[key] === value));
 }
 
 function element(tag, attributes = {}, text = "") {
@@ -182,9 +192,12 @@ function notes(parts, data, view) {
   if (layernorm && data.projector) {
     parts.verdict.append(" ", element("span", { class: "instant-caveat" }, texts.layernorm_2d));
   } else if (layernorm) {
-    const link = element("p", { class: "instant-note" });
-    link.append(element("a", { href: texts.why_href, target: "_self" }, texts.why_link));
-    lines.push(element("p", { class: "instant-warning", role: "note" }, texts.layernorm_2d), link);
+    lines.push(element("p", { class: "instant-warning", role: "note" }, texts.layernorm_2d));
+    if (texts.why_href) { // the geometry page (in the app only)
+      const link = element("p", { class: "instant-note" });
+      link.append(element("a", { href: texts.why_href, target: "_self" }, texts.why_link));
+      lines.push(link);
+    }
   } else if (view.norm && !data.projector) {
     lines.push(element("p", { class: "instant-note" }, texts.rmsnorm_note));
   }
@@ -224,103 +237,93 @@ function shown(mount, name, source) {
 }
 
 // What each place shows for ``view``: the depth and readouts figures with their cut, and the block
-// view's frame with the cut of the block and stage in focus (null while no ten sent holds it).
+// view's frame with the cut of the block and stage in focus (null while its range is not held).
 function sources(mount, view) {
-  const entry = mount.payload[settingKey(view)];
-  const setting = typeof entry === "string" ? mount.payload[entry] : entry; // a setting that is another's
+  const index = mount.index;
+  const entry = settingOf(index, view);
+  const setting = mount.figures[entry.figures];
   const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
-  const shown = shownBlock(view);
-  const ten = heldTens(mount).find((t) => shown >= t.first && shown < t.first + t.numbers_titles.length);
-  const at = ten && shown - ten.first;
-  const block = ten ? { ...ten.settings[settingKey(view)].blocks[at], title: ten.numbers_titles[at] } : null;
+  const shown = Math.min(view.block, view.depth); // a stack shallower than the block in focus shows its last
+  const range = index.block_ranges.find((r) => r.first <= shown && shown <= r.last);
+  const part = mount.held.get(range.part);
+  const block = part ? part.settings[entry.blocks][shown - range.first] : null;
   const of = { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut],
     block: block ? [setting.block, block.stages[view.focus]] : [null] };
-  return { setting, block, of, first: tenOf(mount, shown) };
+  return { setting, block, of, range };
 }
 
-const shownBlock = (view) => Math.min(view.block, view.depth); // a shallower stack shows its last block
-const tenOf = (mount, block) => Math.floor((block - 1) / mount.data.ten_blocks) * mount.data.ten_blocks + 1;
-
-// The tens held: those the server sent, then those fetched.
-function heldTens(mount) {
-  const sent = mount.tens ?? [];
-  const fetched = mount.fetched.map((f) => f.ten);
-  return [...sent, ...fetched.filter((ten) => !sent.some((t) => t.first === ten.first))];
+// The bundle's index, read afresh (it lists the parts built so far).
+async function readIndex(mount) {
+  const bundle = mount.data.bundle;
+  const index = await loadPart(`${bundle}index.js?read=${Date.now()}`);
+  if (index && index.schema !== SCHEMA) throw new Error(`bundle schema ${index.schema}, not ${SCHEMA}`);
+  if (index && bundle === mount.data.bundle) mount.index = index;
+  return index;
 }
 
-// The firsts of this sentence's tens that the server has built (server/tens.py writes each ten it
-// builds as a file, and their index), read at most every INDEX_MS.
-function builtTens(mount) {
-  const url = `${mount.data.tens_url}built.json`;
-  if (mount.index?.url === url && performance.now() - mount.index.at < INDEX_MS) return mount.index.built;
-  const built = fetch(url, { cache: "no-store" }).then((r) => (r.ok ? r.json() : [])).catch(() => []);
-  mount.index = { url, at: performance.now(), built };
-  return built;
-}
-
-// Fetch the ten from block ``first`` of this sentence from the app if the server has built it. Whether
-// it is held now.
-async function fetchTen(mount, first) {
-  const url = `${mount.data.tens_url}${first}.txt`;
-  if (heldTens(mount).some((ten) => ten.first === first)) return true;
-  if (!mount.fetching.has(url)) {
-    mount.fetching.set(url, (async () => {
-      try {
-        if (!(await builtTens(mount)).includes(first)) return null;
-        const response = await fetch(url);
-        if (!response.ok) return null;
-        const packed = await response.text();
-        const held = mount.fetched.find((f) => f.packed === packed);
-        return { url, packed, ten: held ? held.ten : await unpack(packed) };
-      } catch {
-        return null;
-      } finally {
-        mount.fetching.delete(url);
-      }
-    })());
+// The bundle's index, read again if it was read more than INDEX_MS ago (reads in flight are shared).
+function recentIndex(mount) {
+  if (!(performance.now() - mount.indexAt < INDEX_MS)) {
+    mount.indexAt = performance.now();
+    mount.indexRead = readIndex(mount);
   }
-  const got = await mount.fetching.get(url);
-  if (!got || !got.url.startsWith(mount.data.tens_url)) return false; // another sentence meanwhile
-  const focus = tenOf(mount, shownBlock(mount.view)); // keep the ten in focus and those beside it
-  const away = (f) => Math.abs(f.ten.first - focus);
-  mount.fetched = [got, ...mount.fetched.filter((f) => f.url !== url)].sort((a, b) => away(a) - away(b))
-    .slice(0, FETCHED);
-  showHeld(mount);
-  return true;
+  return mount.indexRead;
 }
 
-// Wait for the ten from block ``first``, the block in focus's, not held: fetched from the app once built (a
-// report-back has the server build a ten not built yet and send it), asked for every INDEX_MS while the
-// view stays, for at most a minute; then drawn.
-function awaitTen(mount, first) {
+// Hold the block range ``range`` of this bundle if the index lists it as built. Whether it is held.
+async function holdRange(mount, range) {
+  if (mount.held.has(range.part)) return true;
+  if (!mount.index.built.includes(range.part)) await recentIndex(mount);
+  if (!mount.index.built.includes(range.part)) return false;
+  const url = `${mount.data.bundle}${range.part}.js`;
+  if (!mount.loading.has(url)) {
+    mount.loading.set(url, loadPart(url).finally(() => mount.loading.delete(url)));
+  }
+  const part = await mount.loading.get(url);
+  if (!part || !url.startsWith(mount.data.bundle)) return false; // gone, or another sentence meanwhile
+  const ranges = mount.index.block_ranges; // keep the range in focus and those nearest it
+  const shown = Math.min(mount.view.block, mount.view.depth);
+  const at = (name) => ranges.findIndex((r) => r.part === name);
+  const focus = ranges.findIndex((r) => r.first <= shown && shown <= r.last);
+  mount.held.set(range.part, part);
+  const nearest = [...mount.held.keys()].sort((a, b) => Math.abs(at(a) - focus) - Math.abs(at(b) - focus));
+  for (const name of nearest.slice(HELD)) mount.held.delete(name);
+  showHeld(mount);
+  return mount.held.has(range.part);
+}
+
+// Wait for the block range in focus, not held: read the index every INDEX_MS while the view stays
+// (a report-back has the server build a range not built yet), for at most a minute; then draw.
+function awaitRange(mount, range) {
   const generation = mount.generation;
   if (mount.awaiting === generation) return;
   mount.awaiting = generation;
   const deadline = performance.now() + 60_000;
-  const poll = () => fetchTen(mount, first).then((held) => {
+  const poll = async () => {
+    const held = await holdRange(mount, range);
     if (generation !== mount.generation) return;
     if (held) draw(mount, mount.data);
     else if (performance.now() < deadline) setTimeout(poll, INDEX_MS);
-  });
+  };
   poll();
 }
 
-function showHeld(mount) { // the tens held, and where they come from (browser tests, benchmarks)
-  mount.root.dataset.tens = JSON.stringify(heldTens(mount).map((ten) => ten.first));
-  mount.root.dataset.tensUrl = mount.data.tens_url;
+function showHeld(mount) { // the block ranges held, and the bundle they are from (browser tests, benchmarks)
+  mount.root.dataset.parts = JSON.stringify([...mount.held.keys()]);
+  mount.root.dataset.bundle = mount.data.bundle;
 }
 
-function figureOf(name, source, font) {
-  const fig = applyCut(...source);
-  themed(fig.layout, font);
+function figureOf(mount, source) {
+  const fig = applyCut(...source, mount.index.along_depth);
+  themed(fig.layout, mount.font);
   return fig;
 }
 
 async function draw(mount, data) {
-  const Plotly = await loadPlotly();
+  const Plotly = await loadPlotly(data.plotly);
   const view = mount.view;
-  const { setting, block, of, first } = sources(mount, view);
-  if (!block) awaitTen(mount, first);
+  const { setting, block, of, range } = sources(mount, view);
+  if (!block) awaitRange(mount, range);
   const fresh = [];
   for (const [name, source] of Object.entries(of)) {
     const gd = source[0] && shown(mount, name, source);
@@ -329,18 +332,18 @@ async function draw(mount, data) {
   mount.parts.verdict.textContent = setting.verdicts[view.depth - 1];
   mount.parts.course.textContent = block && block.course_match ? data.texts.course_match : "";
   notes(mount.parts, data, view);
-  if (block) numbersTable(mount.parts.numbers, block.title, block.numbers);
+  if (block) numbersTable(mount.parts.numbers, block.numbers_title, block.numbers);
   for (const part of [mount.parts.figures.block, mount.parts.numbers]) part.classList.toggle("instant-waiting", !block);
   mount.font ??= getComputedStyle(mount.root).fontFamily; // once: reading a style forces a style pass
   await Promise.all(fresh.map(([gd, name, source]) => {
-    const fig = figureOf(name, source, mount.font);
+    const fig = figureOf(mount, source);
     return Plotly.react(gd, fig.data, fig.layout, data.config);
   }));
   mount.root.dataset.drawn = JSON.stringify(view); // what the browser tests wait for
   mount.root.dataset.drawnWidth = mount.root.clientWidth; // (and, after a resize, for this)
-  for (const n of [first + data.ten_blocks, first - data.ten_blocks]) { // the tens beside, once built
-    if (n >= 1 && n <= data.max_block) fetchTen(mount, n);
-  }
+  const ranges = mount.index.block_ranges; // the ranges beside, once built
+  const at = ranges.indexOf(range);
+  for (const beside of [ranges[at + 1], ranges[at - 1]]) if (beside) holdRange(mount, beside);
   const generation = mount.generation;
   requestIdleCallback(() => drawAhead(mount, data, generation));
 }
@@ -375,7 +378,7 @@ async function drawAhead(mount, data, generation, settled = false) {
         style: "position: fixed; left: -10000px; top: 0; visibility: hidden" })));
       offPage.style.width = `${width}px`;
       offPage.replaceChildren(chart.gd);
-      const fig = figureOf(name, of[name], mount.font);
+      const fig = figureOf(mount, of[name]);
       await window.Plotly.react(chart.gd, fig.data, fig.layout, data.config);
       chart.gd.remove();
       const now = mount.kept[name]; // (a switch or new data may have replaced the list meanwhile)
@@ -407,18 +410,18 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
   if (!mount) {
     const root = element("div", { class: "instant-explorer" });
     parentElement.append(root);
-    mount = { root, view: { ...data.view }, kept: {}, step: 1, generation: 0, fetched: [], fetching: new Map() };
+    mount = { root, view: { ...data.view }, kept: {}, step: 1, generation: 0, held: new Map(), loading: new Map() };
     mount.changed = (key, value, report) => {
       if (mount.view[key] !== value) {
         if (key === "depth") mount.step = Math.sign(value - mount.view.depth);
         mount.generation += 1;
         mount.view = { ...mount.view, [key]: value };
-        if (mount.payload) draw(mount, mount.data);
+        if (mount.figures) draw(mount, mount.data);
       }
       if (report) setStateValue("view", mount.view);
     };
     mount.resized = new ResizeObserver(() => { // a window resized: draw afresh, as a first visit at that width
-      if (mount.payload && String(mount.root.clientWidth) !== mount.root.dataset.drawnWidth) {
+      if (mount.figures && String(mount.root.clientWidth) !== mount.root.dataset.drawnWidth) {
         mount.generation += 1;
         draw(mount, mount.data);
       }
@@ -427,28 +430,28 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
     mounts.set(parentElement, mount);
   }
   const before = mount.data;
-  const same = before && before.payload === data.payload && before.controls_for === data.controls_for &&
-    before.blocks.length === data.blocks.length && before.blocks.every((ten, i) => ten === data.blocks[i]);
   mount.data = data;
-  if (before && before.tens_url !== data.tens_url) mount.fetched = []; // another sentence
   const unmount = () => { mounts.delete(parentElement); mount.offPage?.remove(); mount.resized?.disconnect(); };
-  if (same) return unmount; // a report-back rerun: nothing new to show
+  if (before === data) return unmount; // a report-back rerun: nothing new to show
   mount.root.classList.toggle("instant-projector", data.projector);
   if (!before || before.controls_for !== data.controls_for) {
     build(mount.root, data, mount);
     forget(mount);
   }
-  (async () => {
-    if (mount.packed !== data.payload) {
-      [mount.payload, mount.packed] = [await unpack(data.payload), data.payload];
+  if (before?.bundle !== data.bundle) { // another sentence, language or look
+    (async () => {
+      const index = await readIndex(mount);
+      const figures = index && (await loadPart(`${data.bundle}${index.figures}.js`));
+      if (!figures || mount.data !== data) return;
+      [mount.figures, mount.held] = [figures, new Map()];
       forget(mount);
-    }
-    const held = new Map([...(mount.packedTens ?? []).map((packed, i) => [packed, mount.tens[i]]),
-                          ...mount.fetched.map((f) => [f.packed, f.ten])]);
-    const tens = await Promise.all(data.blocks.map((packed) => held.get(packed) ?? unpack(packed)));
-    [mount.tens, mount.packedTens] = [tens, data.blocks];
-    showHeld(mount);
-    await draw(mount, data);
-  })();
+      const { range } = sources(mount, mount.view);
+      await holdRange(mount, range);
+      showHeld(mount);
+      await draw(mount, data);
+    })();
+  } else if (mount.figures) {
+    draw(mount, data);
+  }
   return unmount;
 }

@@ -1,27 +1,27 @@
-"""For every test: no page test builds tens of blocks ahead, and no test leaves such a build running.
+"""For every test: no page test builds block ranges ahead, and no test leaves such a build running.
 
-The instant Explorer has the server build a sentence's tens of blocks ahead in the background, in
-worker processes (``server/tens.py`` build_around); its page tests (AppTest) only record what
-it asks for (``tens_asked_ahead``), since a build ahead there would outlive its test (the next
-test would find its worker process running, or its tens landing in what it keeps). The build
-itself is tested in tests/app/test_instant_tens.py and, in the app's real server, in Chromium.
+The instant Explorer has the server build a sentence's block ranges ahead in the background, in
+worker processes (``server/bundles.py`` build_around); its page tests (AppTest) only record what
+it asks for (``ranges_asked_ahead``), since a build ahead there would outlive its test (the next
+test would find its worker process running, or its parts landing in what it keeps). The build
+itself is tested in tests/app/test_bundles.py and, in the app's real server, in Chromium.
 """
 
 import pytest
 
-from server import tens
+from server import bundles
 from support import ROOT
 from ui import instant_explorer
 
 
 @pytest.fixture(autouse=True)
-def tens_asked_ahead(monkeypatch):
+def ranges_asked_ahead(monkeypatch):
     """The (look, language, first block) of each build ahead the Explorer asked for (each started)."""
     asked = []
     monkeypatch.setattr(instant_explorer, "build_around",
                         lambda look, lang, first: asked.append((look, lang, first)) or True)
     yield asked
-    with tens._BUILDING:  # a test of its own that started one waits for it
+    with bundles._BUILDING:  # a test of its own that started one waits for it
         pass
 
 

@@ -1,45 +1,57 @@
-"""The instant Explorer's Python side (issue #16): what it sends ahead is what the views draw and
-the verdicts say at every depth, fits one WebSocket message, and a report from the browser moves
-the URL and the words, is checked, and rebuilds nothing."""
+"""The instant Explorer's Python side: its bundle (ui/bundle.py) holds what the views draw and the
+verdicts say at every depth for every combination of the switches, the component's data carries no
+figure, and a report from the browser moves the URL and the words, is checked, and resends nothing."""
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import json
 import math
 from dataclasses import replace
-from types import SimpleNamespace
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streamlit.commands import execution_control
-from streamlit.runtime.scriptrunner import ScriptRunContext
 from streamlit.testing.v1 import AppTest
 
-import ui.instant_explorer as instant_explorer
 from blockstab.scenario import PRESETS
-from server.tens import packed_ten
-from support import MESSAGE_LIMIT, ROOT
-from support.explorer_view import component_data, entry, report, shown, unpack, view
+from server.bundles import built
+from support import ROOT
+from support.explorer_view import component_data, report, shown, view
 from support.figures import plain
-from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
+from ui.bundle import (
+    FIGURES,
+    SETTINGS,
+    SWITCHES,
+    built_part,
+    figures_key,
+    figures_part,
+    index,
+    packed,
+    part_file,
+    read_part,
+    selected,
+    sentence_and_look,
+    setting_figures,
+    setting_key,
+)
+from ui.controls import BY_KEY, MAX_EXPLORER_DEPTH, ExplorerState
 from ui.examples import markdown_text, plain_text, visible
-from ui.instant import SETTINGS, packed, sentence_and_look, setting_key, setting_payload
-from ui.instant_explorer import KEY, packed_payload
+from ui.instant_explorer import KEY
 from ui.text import Text
 from ui.verdicts import verdict
 from ui.views import explore
+from ui.views.block import block_figure
 from ui.views.cut import apply_cut
 from ui.views.depth import depth_figure, readouts_figure
+from ui.views.tables import columns_and_rows, stage_rows
 
 
 @pytest.fixture(scope="module")
 def lesson() -> dict:
-    return unpack(packed_payload(sentence_and_look(ExplorerState()), "en"))
+    """The lesson's figures part as the browser reads it (through its file: strict JSON)."""
+    return read_part(part_file(figures_part(sentence_and_look(ExplorerState()), Text("en"))))
 
 
 @settings(max_examples=200, deadline=None)
@@ -48,25 +60,52 @@ def test_plain_text_undoes_markdown_text(value):
     assert plain_text(markdown_text(value)) == visible(value, 10_000).replace("\n", " ")
 
 
-def test_the_payload_holds_every_setting_at_every_depth(lesson):
-    assert set(lesson) == {setting_key(ExplorerState(**s)) for s in SETTINGS}
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: setting_key(ExplorerState(**s)))
+def test_a_block_looked_up_in_its_range_draws_the_block_view_and_its_numbers(setting):
+    """The block range's part, through its file and the index's lookup: the block view of a block
+    (as a shallower stack shows its last block) and its numbers table are the views' own."""
+    look, t = sentence_and_look(ExplorerState(scenario="confirmed")), Text("zh")
+    for depth, block, focus in ((100, 45, "ffn_residual"), (43, 45, "attention_residual")):
+        state = replace(look, **setting, depth=depth, block=block, focus=focus)
+        shown_block = min(block, depth)
+        bundle = {"index": index([FIGURES, "blocks-41"]), FIGURES: figures_part(look, t),
+                  "blocks-41": read_part(built_part(look, "zh", "blocks-41"))}
+        picked = selected(bundle, {key: getattr(state, key) for key in (*SWITCHES, "depth", "block", "focus")})
+        drawn = block_figure(replace(state, block=shown_block), explore(state), t)
+        assert plain(apply_cut(go.Figure(picked["setting"]["block"]), picked["block_cut"])) == plain(drawn)
+        assert picked["block"]["numbers"] == columns_and_rows(stage_rows(replace(state, block=shown_block),
+                                                                         explore(state), t))
+        assert picked["block"]["numbers_title"] == t("explorer.numbers", block=shown_block)
+
+
+def test_the_index_names_the_figures_of_every_combination_of_the_switches(lesson):
+    """Each combination of the switches the browser can hold is listed once, with the key of the
+    stack it shows; every stack is in the figures part at every depth."""
+    listed = index([FIGURES])["settings"]
+    combinations = {tuple(s["when"][key] for key in SWITCHES) for s in listed}
+    assert len(combinations) == len(listed) == 2 ** len(SWITCHES)
+    for entry in listed:
+        state = ExplorerState(**entry["when"])
+        assert (entry["figures"], entry["blocks"]) == (figures_key(state), setting_key(state))
+        assert all(BY_KEY[k].accepts(v) for k, v in entry["when"].items())
+    assert {s["figures"] for s in listed} == set(lesson) == {figures_key(ExplorerState(**s)) for s in SETTINGS}
+    assert {s["blocks"] for s in listed} == {setting_key(ExplorerState(**s)) for s in SETTINGS}
     for key in lesson:
-        assert len(entry(lesson, key)["cuts"]) == len(entry(lesson, key)["verdicts"]) == MAX_EXPLORER_DEPTH
-    assert [key for key, value in lesson.items() if isinstance(value, str)] == \
-        ["residual-none-pre", "no_residual-none-pre"]
+        assert len(lesson[key]["cuts"]) == len(lesson[key]["verdicts"]) == MAX_EXPLORER_DEPTH
 
 
 @pytest.mark.parametrize("example", sorted(PRESETS), ids=str)
 def test_without_a_norm_pre_ln_is_sent_as_post_ln_because_it_draws_the_same(example):
     """Without a norm the two placements run one stream (x + F(x)), bit for bit, and the figures and
-    verdicts sent ahead read the stream: Pre-LN's entry names Post-LN's instead of repeating it."""
+    verdicts read the stream: the index names Post-LN's figures for Pre-LN's switches."""
     for residual in (True, False):
         post, pre = (ExplorerState(residual=residual, norm=False, placement=placement, example=PRESETS[example])
                      for placement in ("post", "pre"))
         np.testing.assert_array_equal(explore(replace(post, depth=100)).trace.stream,
                                       explore(replace(pre, depth=100)).trace.stream)
+        assert figures_key(post) == figures_key(pre) != setting_key(pre)
         for lang in ("en", "zh"):
-            assert packed(setting_payload(post, Text(lang))) == packed(setting_payload(pre, Text(lang)))
+            assert packed(setting_figures(post, Text(lang))) == packed(setting_figures(pre, Text(lang)))
 
 
 @pytest.mark.parametrize("setting", [SETTINGS[0], SETTINGS[7], SETTINGS[8]],
@@ -75,19 +114,21 @@ def test_every_verdict_sent_ahead_is_the_explorers_own(lesson, setting):
     t = Text("en")
     for n in range(1, MAX_EXPLORER_DEPTH + 1):
         state = ExplorerState(depth=n, **setting)
-        assert entry(lesson, setting_key(state))["verdicts"][n - 1] == plain_text(verdict(state, explore(state), t)), n
+        assert lesson[figures_key(state)]["verdicts"][n - 1] == plain_text(verdict(state, explore(state), t)), n
 
 
 @pytest.mark.parametrize("n", [1, 24, 79, 80, 100])
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: setting_key(ExplorerState(**s)))
-def test_figures_sent_ahead_draw_the_views_at_that_depth(lesson, setting, n):
-    """Through the wire (strict JSON: a value that overflowed is null, a gap): the cut of the deepest
-    figures draws the points and text the views draw n blocks deep."""
+def test_figures_looked_up_in_the_bundle_draw_the_views_at_that_depth(lesson, setting, n):
+    """Through the wire (strict JSON: a value that overflowed is null, a gap) and the index's lookup
+    (``ui.bundle.selected``): the cut of the deepest figures draws the points and text the views
+    draw n blocks deep."""
     state = ExplorerState(depth=n, **setting)
-    sent, t, result = entry(lesson, setting_key(state)), Text("en"), explore(state)
-    depth_cut, readouts_cut = sent["cuts"][n - 1]
-    for base, cut, expected in ((sent["depth"], depth_cut, depth_figure(state, result, t)),
-                                (sent["readouts"], readouts_cut, readouts_figure(state, result, t))):
+    picked = selected({"index": index([FIGURES]), FIGURES: lesson}, {**setting, "depth": n, "block": 1,
+                                                                    "focus": state.focus})
+    sent, t, result = picked["setting"], Text("en"), explore(state)
+    for base, cut, expected in ((sent["depth"], picked["depth_cut"], depth_figure(state, result, t)),
+                                (sent["readouts"], picked["readouts_cut"], readouts_figure(state, result, t))):
         sent, drawn = plain(apply_cut(go.Figure(base), cut)), plain(go.Figure(expected.to_plotly_json()))
         assert sent["layout"] == drawn["layout"]
         for ours, theirs in zip(sent["data"], drawn["data"], strict=True):
@@ -100,21 +141,12 @@ def test_figures_sent_ahead_draw_the_views_at_that_depth(lesson, setting, n):
                     assert ours.get(key) == theirs.get(key), key
 
 
-def test_the_payload_is_strict_json():
-    state = ExplorerState(norm=False)  # blocks 80-100 overflow
-    text = packed_payload(sentence_and_look(state), "zh")
-    json.loads(json.dumps(unpack(text)), parse_constant=lambda c: pytest.fail(f"{c} in the payload"))
+def test_a_part_is_strict_json():
+    text = part_file(figures_part(sentence_and_look(ExplorerState(norm=False)), Text("zh")))  # blocks 80-100 overflow
+    json.loads(json.dumps(read_part(text)), parse_constant=lambda c: pytest.fail(f"{c} in the part"))
 
 
-@pytest.mark.parametrize("example", sorted(PRESETS), ids=str)
-def test_one_sentence_fits_one_websocket_message(example):
-    for look in (ExplorerState(example=PRESETS[example]), ExplorerState(example=PRESETS[example], projector=True,
-                                                                          scenario="confirmed")):
-        for lang in ("en", "zh"):
-            assert len(packed_payload(sentence_and_look(look), lang)) < 0.6 * MESSAGE_LIMIT  # the app's, built once
-
-
-def test_states_that_share_a_payload_share_its_cache_entry():
+def test_states_that_share_a_bundle_share_its_key():
     states = [ExplorerState(residual=False, depth=7, block=3, focus="ffn_norm"), ExplorerState(placement="pre")]
     assert len({sentence_and_look(s) for s in states}) == 1
     assert sentence_and_look(replace(states[0], projector=True)) != sentence_and_look(states[0])
@@ -129,6 +161,23 @@ def run_app(**query) -> AppTest:
     return at.run()
 
 
+def figures_in(value) -> int:
+    """How many Plotly figures (a dict with ``data`` and ``layout``) or packed parts ``value`` holds."""
+    if isinstance(value, dict):
+        return ({"data", "layout"} <= value.keys()) + sum(figures_in(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(figures_in(v) for v in value)
+    return int(isinstance(value, str) and len(value) > 2_000)  # a packed part would be long
+
+
+@pytest.mark.parametrize("query", [{}, {"lang": "zh", "projector": "true"}, {"sc": "triage", "depth": "100"}])
+def test_the_component_is_sent_no_figure_only_where_its_bundle_is(query):
+    at = run_app(**query)
+    data = component_data(at)
+    assert figures_in(data) == 0 and len(at.get("bidi_component")[0].proto.bytes) < 20_000
+    assert set(data) == {"bundle", "plotly", "controls", "texts", "projector", "config", "controls_for", "view"}
+
+
 def test_a_reported_view_moves_the_url_and_the_words_and_resends_nothing():
     at = run_app()
     before = at.get("bidi_component")[0].proto.bytes
@@ -141,34 +190,34 @@ def test_a_reported_view_moves_the_url_and_the_words_and_resends_nothing():
     assert shown(at)["numbers"]["title"] == Text("en")("explorer.numbers", block=1)
 
 
-def test_a_report_back_to_a_ten_the_app_serves_sends_nothing_again(monkeypatch):
-    """The block in focus moved to a ten of blocks that is built: the browser fetches it from the
-    app (every ten built is a file), so the report-back sends the data it sent before (a reference
-    in Streamlit's message cache), not the tens around the block again (0.57 MB a step before)."""
-    at = run_app(depth="100")
+def test_a_report_back_to_a_range_not_built_builds_it_and_resends_nothing():
+    """The block in focus moved to a block range no one has built: the report-back builds it (the
+    browser reads the index until it is listed) and sends the data it sent before."""
+    at = run_app(depth="100", scenario="confirmed")
+    look = sentence_and_look(ExplorerState(depth=100, scenario="confirmed"))
     before = at.get("bidi_component")[0].proto.bytes
-    packed_ten(sentence_and_look(ExplorerState(depth=100)), "en", 41)
-    monkeypatch.setattr(instant_explorer, "_in_fragment_run", lambda: True)  # AppTest reruns the whole page
+    assert "blocks-41" not in built(look, "en")
     report(at, block=45)
     assert not at.exception
-    assert at.query_params["block"] == "45"
+    assert at.query_params["block"] == "45" and "blocks-41" in built(look, "en")
     assert at.get("bidi_component")[0].proto.bytes == before
+    assert shown(at)["numbers"]["title"] == Text("en")("explorer.numbers", block=45)
 
 
-def test_the_explorer_asks_once_at_its_mount_for_its_sentences_tens_to_be_built_ahead(tens_asked_ahead):
-    """The server builds the other tens of blocks of the sentence in the background from the first
-    visit (server.tens.build_around), so a jump of the block is a fetch; a report-back asks
-    again only for another ten in focus, and another sentence is asked for anew."""
+def test_the_explorer_asks_once_at_its_mount_for_its_sentences_ranges_to_be_built_ahead(ranges_asked_ahead):
+    """The server builds the other block ranges of the sentence in the background from the first
+    visit (server.bundles.build_around), so a jump of the block is a fetch; a report-back asks
+    again only for another range in focus, and another sentence is asked for anew."""
     at = run_app(lang="zh", depth="40")
     look = sentence_and_look(ExplorerState(depth=40))
-    assert tens_asked_ahead == [(look, "zh", 1)]
+    assert ranges_asked_ahead == [(look, "zh", 1)]
     report(at, residual=False)
     report(at, block=7)
-    assert tens_asked_ahead == [(look, "zh", 1)]  # the same ten in focus: asked for once
+    assert ranges_asked_ahead == [(look, "zh", 1)]  # the same range in focus: asked for once
     report(at, block=27)
-    assert tens_asked_ahead[-1] == (look, "zh", 21)
+    assert ranges_asked_ahead[-1] == (look, "zh", 21)
     run_app(lang="zh", scenario="confirmed", block="27")
-    assert tens_asked_ahead[-1] == (sentence_and_look(ExplorerState(scenario="confirmed")), "zh", 21)
+    assert ranges_asked_ahead[-1] == (sentence_and_look(ExplorerState(scenario="confirmed")), "zh", 21)
 
 
 @pytest.mark.parametrize("hostile", [
@@ -197,16 +246,3 @@ def test_the_controls_are_labelled_from_the_catalogs(lang):
     assert [c["label"] for c in controls] == [t(f"control.{c['key']}") for c in controls]
     (kind,) = [c for c in controls if c["key"] == "norm_kind"]
     assert kind["options"] == [[option, t(f"option.norm_kind.{option}")] for option in ("rmsnorm", "layernorm")]
-
-
-def test_a_report_back_is_told_from_a_whole_run_as_streamlit_itself_tells_it(monkeypatch):
-    """A ten of blocks not yet built is built after the fragment's other elements are sent, then
-    the fragment reruns (``st.rerun(scope="fragment")``), which Streamlit allows only in a
-    fragment's own rerun: the page reads that from the attribute Streamlit's check reads. If
-    Streamlit renames or stops reading it, this fails rather than the deferral silently stopping."""
-    assert "fragment_ids_this_run" in {field.name for field in dataclasses.fields(ScriptRunContext)}
-    assert "ctx.fragment_ids_this_run" in inspect.getsource(execution_control._new_fragment_id_queue)
-    for ctx, fragment_run in ((None, False), (SimpleNamespace(fragment_ids_this_run=[]), False),
-                              (SimpleNamespace(fragment_ids_this_run=["switched"]), True)):
-        monkeypatch.setattr(instant_explorer, "get_script_run_ctx", lambda ctx=ctx: ctx)
-        assert instant_explorer._in_fragment_run() is fragment_run

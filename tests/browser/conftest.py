@@ -65,7 +65,7 @@ def app_server(tmp_path_factory):
 
 @pytest.fixture
 def fresh_app_server(tmp_path):
-    """A server of the test's own, for a test that needs the server idle: the tens of blocks are
+    """A server of the test's own, for a test that needs the server idle: the block ranges are
     built ahead one sentence at a time in a server, so a build another test started would hold back
     the one it waits for."""
     with served(tmp_path / "server.log") as running:

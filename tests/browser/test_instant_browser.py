@@ -8,16 +8,17 @@ import os
 import re
 import signal
 import time
+import urllib.request
 
-import numpy as np
 import pytest
 
 from blockstab.scenario import PRESETS, Scenario, Token, encode
 from support.browser import (
     IDLE,
-    READ_CHART,
     VERDICT,
     assert_healthy,
+    assert_shows,
+    click_label,
     open_app,
     runs,
     set_depth,
@@ -25,46 +26,16 @@ from support.browser import (
     wait_for_rerun,
     wait_for_view,
 )
+from ui.bundle import FIGURES, range_part, read_part
 from ui.controls import ExplorerState
 from ui.examples import plain_text
 from ui.text import Text
 from ui.verdicts import verdict
-from ui.views import explore, figure_state
-from ui.views.block import block_figure
-from ui.views.depth import depth_figure, readouts_figure
-from ui.views.tables import columns_and_rows, stage_csv, stage_rows
+from ui.views import explore
+from ui.views.tables import stage_csv
 
 pytestmark = pytest.mark.browser
-CHARTS = "(() => {" + READ_CHART + "return [0, 1, 2].map(readChart); })()"
 DRAWN_TEXT = """() => [...document.querySelectorAll('.instant-depth .textpoint text')].map(t => t.textContent)"""
-
-
-NUMBERS = """() => { const part = document.querySelector('.instant-numbers');
-  const texts = (cells) => [...cells].map((cell) => cell.textContent);
-  return {title: part.querySelector('h3').textContent, columns: texts(part.querySelectorAll('thead th')),
-          rows: [...part.querySelectorAll('tbody tr')].map((row) => texts(row.children))}; }"""
-
-
-def assert_shows(page, state: ExplorerState, lang: str = "en") -> None:
-    """The three charts draw what the view functions draw for ``state``, the verdict is its own and
-    the numbers table is its block's."""
-    t, result = Text(lang), explore(state)
-    inside = figure_state("block", state)
-    assert page.evaluate(NUMBERS) == {"title": t("explorer.numbers", block=state.shown_block),
-                                      **columns_and_rows(stage_rows(inside, explore(inside), t))}
-    expected = (block_figure(inside, explore(inside), t), depth_figure(state, result, t),
-                readouts_figure(state, result, t))
-    for drawn, fig in zip(page.evaluate(CHARTS), expected, strict=True):
-        assert [d["name"] for d in drawn] == [tr.name for tr in fig.data]
-        for d, tr in zip(drawn, fig.data, strict=True):
-            for axis in ("x", "y"):
-                want = np.array([np.nan if v is None else v for v in np.asarray(tr[axis], dtype=object)], dtype=float)
-                np.testing.assert_allclose(np.array(d[axis], dtype=float), want, rtol=1e-9, atol=1e-12)
-    assert page.inner_text(VERDICT).strip() == plain_text(verdict(state, result, t))
-
-
-def click_label(page, text: str) -> None:
-    page.locator(".instant-controls").get_by_text(text, exact=True).click()
 
 
 CHANGES = [  # (what the user does, the view it makes)
@@ -111,7 +82,7 @@ def test_switches_and_depth_change_the_charts_while_the_server_is_paused(page, a
             click_label(page, Text("en")(f"option.focus.{focus}"))
             wait_for_view(page, focus=focus)
             assert_shows(page, ExplorerState(residual=False, depth=7, focus=focus))
-        for block in (4, 10, 9):  # the block in focus, among the ten sent (blocks 1-10)
+        for block in (4, 10, 9):  # the block in focus, in the block range read at the mount (blocks 1-10)
             set_depth(page, block, key="block")
             assert_shows(page, ExplorerState(residual=False, depth=7, focus="ffn_norm", block=block))
         assert page.locator(".instant-waiting").count() == 0
@@ -123,10 +94,10 @@ def test_switches_and_depth_change_the_charts_while_the_server_is_paused(page, a
     assert_healthy(page)
 
 
-def test_a_block_past_the_tens_sent_waits_for_the_server_then_shows_its_own_numbers(page, app_server):
+def test_a_block_past_the_range_read_waits_for_the_server_then_shows_its_own_numbers(page, app_server):
     """The block views come ten blocks at a time: moving from block 1 straight to block 21 (not
-    sent, and the server paused: neither sent nor fetched) leaves the block view and numbers faded
-    (waiting) until the server has sent or built blocks 21-30; then they are block 21's."""
+    read, and the server paused: it cannot be read) leaves the block view and numbers faded
+    (waiting) until the browser has read blocks 21-30; then they are block 21's."""
     app_url, server = app_server
     open_app(page, f"{app_url}/?lang=en&scenario=not_confirmed&depth=30")
     os.kill(server.pid, signal.SIGSTOP)
@@ -138,7 +109,7 @@ def test_a_block_past_the_tens_sent_waits_for_the_server_then_shows_its_own_numb
         os.kill(server.pid, signal.SIGCONT)
     page.wait_for_selector(".instant-place-block:not(.instant-waiting)")
     assert_shows(page, ExplorerState(scenario="not_confirmed", depth=30, block=21))
-    set_depth(page, 3)  # a stack shallower than the block shows its last block (sent with 1-10), and says so
+    set_depth(page, 3)  # a stack shallower than the block shows its last block (in 1-10), and says so
     page.wait_for_selector(".instant-place-block:not(.instant-waiting)")
     assert_shows(page, ExplorerState(scenario="not_confirmed", depth=3, block=21))
     assert page.get_by_text(Text("en")("explorer.block_clamped", depth=3)).count() == 1
@@ -146,13 +117,13 @@ def test_a_block_past_the_tens_sent_waits_for_the_server_then_shows_its_own_numb
     assert_healthy(page)
 
 
-TENS_HELD = "() => JSON.parse(document.querySelector('.instant-explorer').dataset.tens || '[]')"
+PARTS_HELD = "() => JSON.parse(document.querySelector('.instant-explorer').dataset.parts || '[]')"
 
 
-def test_once_the_tens_beside_are_built_stepping_across_a_tens_edge_needs_no_server(page, fresh_app_server):
-    """Opening the sentence has the server build the ten beside (11-20) first in the background; the
-    browser fetches it in idle time, and block 10 to 11 is drawn with the server paused. The
-    report-back then sends no tens: the browser has them (before, it was sent the tens around 11)."""
+def test_once_the_range_beside_is_built_stepping_across_a_ranges_edge_needs_no_server(page, fresh_app_server):
+    """Opening the sentence has the server build the range beside (11-20) first in the background;
+    the browser reads it once the index lists it, and block 10 to 11 is drawn with the server
+    paused. The report-back sends no figure."""
     app_url, server = fresh_app_server
     received = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: received.append(len(frame))))
@@ -161,9 +132,9 @@ def test_once_the_tens_beside_are_built_stepping_across_a_tens_edge_needs_no_ser
     for block in itertools.cycle((9, 10)):
         set_depth(page, block, key="block")
         page.wait_for_timeout(300)
-        if 11 in page.evaluate(TENS_HELD) or time.monotonic() > deadline:
+        if "blocks-11" in page.evaluate(PARTS_HELD) or time.monotonic() > deadline:
             break
-    assert page.evaluate(TENS_HELD) == [1, 11]
+    assert page.evaluate(PARTS_HELD) == ["blocks-1", "blocks-11"]
     os.kill(server.pid, signal.SIGSTOP)
     try:
         set_depth(page, 11, key="block")
@@ -174,14 +145,14 @@ def test_once_the_tens_beside_are_built_stepping_across_a_tens_edge_needs_no_ser
         os.kill(server.pid, signal.SIGCONT)
     page.wait_for_function("() => location.search.includes('block=11')")
     page.wait_for_selector(IDLE, state="attached")
-    assert sum(received[before:]) < 20_000  # the report-back's answer, no ten (one is 58-125 kB)
-    assert 11 in page.evaluate(TENS_HELD)
+    assert sum(received[before:]) < 20_000  # the report-back's answer, no figure (a range is 50-80 kB)
+    assert "blocks-11" in page.evaluate(PARTS_HELD)
     assert_healthy(page)
 
 
 def test_a_jump_to_blocks_no_one_has_asked_for_fades_nothing_while_the_server_builds_them(page, app_url):
     """Blocks 71-80 of this sentence (a preset no other test opens) are not built yet right after
-    it opens (the tens ahead are built nearest first, the seventh is 71-80): the report-back sends
+    it opens (the ranges ahead are built nearest first, the seventh is 71-80): the report-back sends
     the page first and builds them after (0.4-0.9 s; Streamlit fades what it has not yet sent after
     0.5 s), so the Explorer never fades while its block view waits; then it shows block 77."""
     open_app(page, f"{app_url}/?lang=zh&scenario=confirmed&depth=100&sc=triage")
@@ -195,8 +166,11 @@ def test_a_jump_to_blocks_no_one_has_asked_for_fades_nothing_while_the_server_bu
     assert_healthy(page)
 
 
-TENS_BUILT = """async () => { const url = document.querySelector('.instant-explorer').dataset.tensUrl;
-  return (await (await fetch(url + 'built.json', {cache: 'no-store'})).json()); }"""
+def parts_built(page, app_url: str) -> list[str]:
+    """The parts the bundle's index lists as built, read as the browser reads it."""
+    bundle = page.evaluate("() => document.querySelector('.instant-explorer').dataset.bundle")
+    with urllib.request.urlopen(f"{app_url}{bundle}index.js?read={time.monotonic()}", timeout=10) as response:
+        return read_part(response.read().decode("ascii"))["built"]
 
 
 def hold_the_websocket(page) -> dict:
@@ -214,20 +188,21 @@ def hold_the_websocket(page) -> dict:
     return held
 
 
-def test_a_jump_to_a_ten_built_but_not_sent_is_fetched_from_the_app_with_no_rerun(page, fresh_app_server):
-    """Opening a sentence has the server build its every ten (in a worker process); once built, a
-    jump to block 77 (a ten never sent to this page) draws block 77's own charts and numbers with
-    the page's WebSocket held: nothing reached the server, the ten was fetched."""
+def test_a_jump_to_a_range_built_is_read_from_the_app_with_no_rerun(page, fresh_app_server):
+    """Opening a sentence has the server build its every block range (in a worker process); once
+    built, a jump to block 77 (a range this page never read) draws block 77's own charts and numbers
+    with the page's WebSocket held: nothing reached the server, the range was read from the app."""
     app_url, _ = fresh_app_server
     held = hold_the_websocket(page)
     fetched = []
-    page.on("response", lambda r: "/blockstab.tens/" in r.url and fetched.append((r.url.rsplit("-", 1)[1], r.status)))
+    page.on("response", lambda r: "/blockstab.bundles/" in r.url
+            and fetched.append((r.url.rsplit("-", 1)[1], r.status)))
     open_app(page, f"{app_url}/?lang=en&scenario=confirmed&norm_kind=layernorm&placement=pre&depth=100")
-    deadline = time.monotonic() + 120
-    while len(page.evaluate(TENS_BUILT)) < 10 and time.monotonic() < deadline:
+    deadline = time.monotonic() + 300  # a wait, not a budget: a loaded machine builds slowly
+    while len(parts_built(page, app_url)) < 11 and time.monotonic() < deadline:
         page.wait_for_timeout(500)
-    assert page.evaluate(TENS_BUILT) == list(range(1, 101, 10))
-    assert 71 not in page.evaluate(TENS_HELD)
+    assert parts_built(page, app_url) == sorted([FIGURES, *(range_part(n) for n in range(1, 101, 10))])
+    assert "blocks-71" not in page.evaluate(PARTS_HELD)
     held["on"] = True
     try:
         set_depth(page, 77, key="block")
@@ -235,7 +210,7 @@ def test_a_jump_to_a_ten_built_but_not_sent_is_fetched_from_the_app_with_no_reru
         state = ExplorerState(scenario="confirmed", norm_kind="layernorm", placement="pre", depth=100, block=77)
         assert_shows(page, state)
         assert held["kept"]  # the report-back, kept back: the server ran nothing for this
-        assert ("71.txt", 200) in fetched and all(status == 200 for _, status in fetched)
+        assert ("71.js", 200) in fetched and all(status == 200 for _, status in fetched)
     finally:
         held["on"] = False
         for message in held.pop("kept"):

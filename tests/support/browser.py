@@ -9,6 +9,14 @@ from pathlib import Path
 import numpy as np
 
 from support import ROOT
+from ui.controls import ExplorerState
+from ui.examples import plain_text
+from ui.text import Text
+from ui.verdicts import verdict
+from ui.views import explore, figure_state
+from ui.views.block import block_figure
+from ui.views.depth import depth_figure, readouts_figure
+from ui.views.tables import columns_and_rows, stage_rows
 
 ARTIFACTS = ROOT / "test-artifacts"
 
@@ -160,3 +168,34 @@ LINKS = sorted({(f"/{url}", script) for script, url, default in PAGES if not def
                | {("/", s) for s, _, default in PAGES if default} | {("/explore", "pages/explorer.py")})
 
 
+# --- the instant Explorer, in the app or in its take-home folder ---------------------------------
+
+INSTANT_CHARTS = "(() => {" + READ_CHART + "return [0, 1, 2].map(readChart); })()"
+
+
+NUMBERS = """() => { const part = document.querySelector('.instant-numbers');
+  const texts = (cells) => [...cells].map((cell) => cell.textContent);
+  return {title: part.querySelector('h3').textContent, columns: texts(part.querySelectorAll('thead th')),
+          rows: [...part.querySelectorAll('tbody tr')].map((row) => texts(row.children))}; }"""
+
+
+def assert_shows(page, state: ExplorerState, lang: str = "en") -> None:
+    """The three charts draw what the view functions draw for ``state``, the verdict is its own and
+    the numbers table is its block's."""
+    t, result = Text(lang), explore(state)
+    inside = figure_state("block", state)
+    assert page.evaluate(NUMBERS) == {"title": t("explorer.numbers", block=state.shown_block),
+                                      **columns_and_rows(stage_rows(inside, explore(inside), t))}
+    expected = (block_figure(inside, explore(inside), t), depth_figure(state, result, t),
+                readouts_figure(state, result, t))
+    for drawn, fig in zip(page.evaluate(INSTANT_CHARTS), expected, strict=True):
+        assert [d["name"] for d in drawn] == [tr.name for tr in fig.data]
+        for d, tr in zip(drawn, fig.data, strict=True):
+            for axis in ("x", "y"):
+                want = np.array([np.nan if v is None else v for v in np.asarray(tr[axis], dtype=object)], dtype=float)
+                np.testing.assert_allclose(np.array(d[axis], dtype=float), want, rtol=1e-9, atol=1e-12)
+    assert page.inner_text(VERDICT).strip() == plain_text(verdict(state, result, t))
+
+
+def click_label(page, text: str) -> None:
+    page.locator(".instant-controls").get_by_text(text, exact=True).click()

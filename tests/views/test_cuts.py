@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from blockstab.scenario import PRESETS
 from support.figures import plain
+from ui.bundle import SETTINGS
 from ui.controls import MAX_EXPLORER_DEPTH, STAGE_FOCUS, ExplorerState
-from ui.instant import SETTINGS
 from ui.text import Text
 from ui.views import explore
 from ui.views.block import block_cut, block_figure, block_frame
@@ -66,7 +66,7 @@ def test_every_look_and_sentence_cuts_like_the_lesson(setting, n, lang, projecto
 @given(setting=st.sampled_from(SETTINGS), n=st.integers(1, MAX_EXPLORER_DEPTH), block=st.integers(1, 24),
        focus=st.sampled_from(STAGE_FOCUS), lang=st.sampled_from(("en", "zh")), example=st.sampled_from(sorted(PRESETS)))
 def test_the_numbers_table_from_the_shown_blocks_own_depth_is_the_deep_runs(setting, n, block, focus, lang, example):
-    """The numbers table sent with the block view (ui.instant.ten_of_blocks) runs the stack
+    """The numbers table sent with the block view (ui.bundle.block_range) runs the stack
     only as deep as the block it shows."""
     state = ExplorerState(depth=n, block=block, focus=focus, example=PRESETS[example], **setting)
     t = Text(lang)

@@ -121,7 +121,7 @@ def _scan():
                     literal.setdefault(pattern, where)
             elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
                   and re.fullmatch(r"[a-z_]+(\.[a-z_0-9]+)+", node.value) and node.value.split(".")[0] in NAMESPACES
-                  and not node.value.endswith(".py")):  # a page's file name, not a key
+                  and not node.value.endswith((".py", ".js", ".css"))):  # a file's name, not a key
                 # Keys chosen into a variable first, e.g. key = "verdict.stable_two" if ... else ...
                 constants.setdefault(node.value, where)
     return literal, families, variable, constants

@@ -1,0 +1,158 @@
+"""The instant Explorer's bundles (``ui.bundle``), kept per process as the files the app serves.
+
+A sentence's bundle is built part by part: the figures and the block range in focus when a session
+opens it, the range in focus when a report-back moves there, and the other ranges in the background
+(nearest first, one build at a time in the whole server, each in a worker process at the lowest
+priority, ``server.lab_worker``). Each part built is written as a file, and the sentence's index
+file is rewritten to list it: the browser reads the index and fetches only what it lists. The files
+are named by a keyed hash whose key never leaves the process, so only a session that has the
+sentence can name them. The most recently used :data:`KEPT` bundles are kept.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import shutil
+import tempfile
+import threading
+from collections import OrderedDict
+from functools import partial
+from pathlib import Path
+
+from ui.bundle import FIGURES, RANGE_FIRSTS, built_part, index, part_file, range_part
+from ui.controls import ExplorerState
+
+from .lab_worker import OverTime, WorkerCrashed, in_worker
+
+KEPT = 16  # bundles kept, the most recently used (the lesson's is about 1 MB on disk)
+BUILD_SECONDS = 60.0  # a part built in the background that takes longer is given up (it is built when asked for)
+ROUTE = "/_stcore/bidi-components/blockstab.bundles/"  # where the app serves the bundles' files
+_built: OrderedDict[tuple[ExplorerState, str], set[str]] = OrderedDict()  # (look, lang) -> parts written
+_KEEPING = threading.Lock()  # held while _built and the files change
+_BUILDING = threading.Lock()  # held while a bundle's other ranges are built (build_around)
+_NAMING = secrets.token_bytes(16)  # a bundle's file names cannot be worked out from its sentence elsewhere
+
+
+def built(look: ExplorerState, lang: str) -> set[str]:
+    """The names of the parts of a sentence's bundle that are written (marks it recently used)."""
+    with _KEEPING:
+        if (look, lang) in _built:
+            _built.move_to_end((look, lang))
+        return set(_built.get((look, lang), ()))
+
+
+def ensure(look: ExplorerState, lang: str, *names: str) -> None:
+    """Build, in this thread, the parts ``names`` of a sentence's bundle that are not written yet."""
+    for name in names:
+        if name not in built(look, lang):
+            keep(look, lang, name, built_part(look, lang, name))
+
+
+def part_text(look: ExplorerState, lang: str, name: str) -> str:
+    """A part's file as the app serves it, built in a worker process first if it is not written."""
+    if name in built(look, lang):
+        try:
+            return (bundles_folder() / file_name(look, lang, name)).read_text(encoding="ascii")
+        except FileNotFoundError:  # let go meanwhile
+            pass
+    text = build_in_worker(look, lang, name)
+    keep(look, lang, name, text)
+    return text
+
+
+def keep(look: ExplorerState, lang: str, name: str, text: str) -> None:
+    """Write a part's file and list it in the bundle's index; the least recently used bundles past
+    :data:`KEPT` go, files and all."""
+    folder = bundles_folder()
+    with _KEEPING:
+        if not folder.is_dir():  # removed: the server is stopping (remove_folder)
+            return
+        parts = _built.setdefault((look, lang), set())
+        _built.move_to_end((look, lang))
+        _write(folder / file_name(look, lang, name), text)
+        parts.add(name)
+        _write(folder / file_name(look, lang, "index"), part_file(index(sorted(parts))))
+        while len(_built) > KEPT:
+            (old_look, old_lang), old_parts = _built.popitem(last=False)
+            for old in (*old_parts, "index"):
+                (folder / file_name(old_look, old_lang, old)).unlink(missing_ok=True)
+
+
+def _write(path: Path, text: str) -> None:
+    part = path.with_suffix(".part")
+    part.write_text(text, encoding="ascii")
+    os.replace(part, path)  # a fetch never reads half a file
+
+
+@functools.cache
+def bundles_folder() -> Path:
+    """The folder of this server's bundles' files (made on first use, removed at exit)."""
+    folder = Path(tempfile.mkdtemp(prefix="blockstab-bundles-"))
+    atexit.register(remove_folder, folder)
+    return folder
+
+
+def remove_folder(folder: Path) -> None:
+    """Remove the bundles' folder, never while a part is written (a build ahead may end as the server stops)."""
+    with _KEEPING:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def sentence_name(look: ExplorerState, lang: str) -> str:
+    """A bundle's name, keyed with this server's secret: only a session that has the sentence knows it."""
+    return hmac.new(_NAMING, repr((look, lang)).encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def file_name(look: ExplorerState, lang: str, name: str) -> str:
+    """The file of the part ``name`` (or ``"index"``): :func:`bundle_url` without the route, the name, ``.js``."""
+    return f"{sentence_name(look, lang)}-{name}.js"
+
+
+def bundle_url(look: ExplorerState, lang: str) -> str:
+    """Where the browser reads a bundle: this, then a part's name (or ``index``) and ``.js``."""
+    return f"{ROUTE}{sentence_name(look, lang)}-"
+
+
+def by_distance(first: int) -> list[int]:
+    """Every other block range's first block, the nearest to ``first`` first (the next one before the one before)."""
+    return sorted((n for n in RANGE_FIRSTS if n != first), key=lambda n: (abs(n - first), n < first))
+
+
+def build_in_worker(look: ExplorerState, lang: str, name: str) -> str:
+    """:func:`ui.bundle.built_part` in a worker process at the lowest priority (``server.lab_worker``)."""
+    return in_worker(partial(part_job, look, lang, name), BUILD_SECONDS, lambda fraction: None)
+
+
+def part_job(look: ExplorerState, lang: str, name: str, progress) -> str:
+    """:func:`ui.bundle.built_part` as a worker's job (``server.lab_worker.in_worker``: no progress)."""
+    return built_part(look, lang, name)
+
+
+def build_around(look: ExplorerState, lang: str, first: int) -> bool:
+    """Build, in the background, the block ranges of a bundle that are not written, nearest to
+    ``first``'s first (a block stepping out of its range finds the next one built, then a jump
+    anywhere is a fetch). One such build at a time in the whole server, and none while one runs: a
+    session moving through blocks never queues work for the others. Whether it started."""
+    if not _BUILDING.acquire(blocking=False):
+        return False
+
+    def build() -> None:
+        try:
+            for name in (FIGURES, *map(range_part, by_distance(first))):
+                if name not in built(look, lang):
+                    keep(look, lang, name, build_in_worker(look, lang, name))
+        except (WorkerCrashed, OverTime) as error:  # e.g. the server stopping ends its workers
+            logging.getLogger(__name__).warning("building a bundle's block ranges ahead stopped: %r", error)
+        except Exception:  # noqa: BLE001 - a range not built ahead is built when it is asked for
+            logging.getLogger(__name__).exception("building a bundle's block ranges ahead stopped")
+        finally:
+            _BUILDING.release()
+
+    threading.Thread(target=build, name="blockstab-bundle-around", daemon=True).start()
+    return True

@@ -1,0 +1,167 @@
+"""The bundles' store (server/bundles.py): parts built once and written as the files the app serves,
+each listed in the bundle's index once written, the least recently used bundles let go, the other
+block ranges built ahead in the background, and names no other session can work out."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
+
+from blockstab.scenario import MAX_LABEL, MAX_TOKENS, Scenario, Token, encode
+from server import bundles
+from server.bundles import ROUTE, build_around, build_in_worker, built, bundle_url, by_distance, ensure, file_name
+from server.lab_worker import WorkerCrashed
+from support import ROOT
+from support.explorer_view import component_data, report, shown
+from ui.bundle import (
+    FIGURES,
+    RANGE_BLOCKS,
+    RANGE_FIRSTS,
+    built_part,
+    range_first,
+    range_part,
+    read_part,
+    sentence_and_look,
+)
+from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
+from ui.text import Text
+
+LOOK = sentence_and_look(ExplorerState())
+
+
+@given(st.integers(1, MAX_EXPLORER_DEPTH))
+def test_a_block_is_in_the_range_from_its_first(block):
+    first = range_first(block)
+    assert first <= block < first + RANGE_BLOCKS and first in RANGE_FIRSTS
+
+
+@given(st.sampled_from(RANGE_FIRSTS))
+def test_the_ranges_around_one_are_every_other_nearest_first_the_next_before_the_one_before(first):
+    order = by_distance(first)
+    assert sorted([*order, first]) == list(RANGE_FIRSTS)
+    assert [abs(n - first) for n in order] == sorted(abs(n - first) for n in order)
+    beside = [n for n in (first + RANGE_BLOCKS, first - RANGE_BLOCKS) if n in RANGE_FIRSTS]
+    assert order[:len(beside)] == beside
+
+
+@pytest.fixture
+def cheap(monkeypatch, tmp_path):
+    """Parts that are cheap to build (their name, as text), in a folder of this test's, kept afresh,
+    built ahead in this process; the builds counted."""
+    made = []
+    folder = tmp_path / "bundles"
+    folder.mkdir()
+    monkeypatch.setattr(bundles, "bundles_folder", lambda: folder)
+    monkeypatch.setattr(bundles, "_built", OrderedDict())
+    monkeypatch.setattr(bundles, "built_part", lambda look, lang, name: made.append(name) or f"part {name}")
+    monkeypatch.setattr(bundles, "build_in_worker", lambda *part: bundles.built_part(*part))
+    return made, folder
+
+
+def served(folder, look, lang, name) -> str | None:
+    """What the app serves for a part (None: 404)."""
+    path = folder / file_name(look, lang, name)
+    return path.read_text(encoding="ascii") if path.exists() else None
+
+
+def test_a_part_is_built_once_written_whole_and_listed_in_the_index(cheap):
+    made, folder = cheap
+    ensure(LOOK, "en", FIGURES, "blocks-41")
+    ensure(LOOK, "en", FIGURES, "blocks-41", "blocks-51")
+    assert made == [FIGURES, "blocks-41", "blocks-51"]  # nothing built twice
+    assert served(folder, LOOK, "en", "blocks-51") == "part blocks-51"
+    assert read_part(served(folder, LOOK, "en", "index"))["built"] == sorted([FIGURES, "blocks-41", "blocks-51"])
+    assert served(folder, LOOK, "zh", FIGURES) is None and built(LOOK, "zh") == set()  # another language
+    assert not list(folder.glob("*.part"))  # written whole, then moved into place
+
+
+def test_only_the_most_recently_used_bundles_are_kept_files_and_all(cheap, monkeypatch):
+    made, folder = cheap
+    monkeypatch.setattr(bundles, "KEPT", 2)
+    other, third = (sentence_and_look(ExplorerState(scenario=s)) for s in ("confirmed", "not_confirmed"))
+    ensure(LOOK, "en", FIGURES)
+    ensure(other, "en", FIGURES)
+    built(LOOK, "en")  # used: now the most recent
+    ensure(third, "en", FIGURES)  # the least recently used, other's, goes
+    assert built(other, "en") == set() and served(folder, other, "en", FIGURES) is None
+    assert served(folder, other, "en", "index") is None
+    assert built(LOOK, "en") == {FIGURES} and built(third, "en") == {FIGURES}
+    assert len(list(folder.iterdir())) == 4  # two bundles: a part and an index each
+
+
+def test_the_ranges_around_are_built_in_the_background_one_build_at_a_time_the_nearest_first(cheap, monkeypatch):
+    made, _ = cheap
+    ensure(LOOK, "en", FIGURES, "blocks-61")  # built already: not built again
+    hold = threading.Event()
+    monkeypatch.setattr(bundles, "built_part", lambda look, lang, name: hold.wait(10) and made.append(name) or name)
+    assert build_around(LOOK, "en", 41)
+    assert not build_around(LOOK, "en", 71)  # one is running: no second build, nothing queued
+    hold.set()
+    with bundles._BUILDING:  # released when the build is done
+        assert made[2:] == [range_part(n) for n in (51, 31, 21, 71, 11, 81, 1, 91)]
+    assert built(LOOK, "en") == {FIGURES, *(range_part(n) for n in RANGE_FIRSTS if n != 41)} and not built(LOOK, "zh")
+
+
+@pytest.mark.parametrize("failure,traceback", [(RuntimeError("a bug"), True),
+                                               (WorkerCrashed("exit code -15"), False)])  # the server stopping
+def test_a_build_ahead_that_fails_is_logged_and_frees_the_builder(cheap, monkeypatch, caplog, failure, traceback):
+    def broken(look, lang, name):
+        raise failure
+
+    ensure(LOOK, "en", FIGURES)
+    monkeypatch.setattr(bundles, "build_in_worker", broken)
+    assert build_around(LOOK, "en", 41)
+    with bundles._BUILDING:
+        pass
+    assert "building a bundle's block ranges ahead stopped" in caplog.text
+    assert ("Traceback" in caplog.text) == traceback and str(failure) in caplog.text
+    assert built(LOOK, "en") == {FIGURES} and build_around(LOOK, "en", 41)
+
+
+def test_a_part_built_as_the_server_stops_is_let_go_not_written_into_a_removed_folder(cheap):
+    _, folder = cheap
+    ensure(LOOK, "en", FIGURES)
+    bundles.remove_folder(folder)  # what the server does at exit
+    ensure(LOOK, "en", "blocks-11")  # a build ahead that ends after it: no error, nothing written
+    assert not folder.exists() and "blocks-11" not in built(LOOK, "en")
+
+
+def test_a_bundles_files_are_named_by_a_key_of_this_server_never_by_the_sentence_alone(monkeypatch):
+    url = bundle_url(LOOK, "en")
+    assert url.startswith(ROUTE) and file_name(LOOK, "en", "blocks-11") == url.removeprefix(ROUTE) + "blocks-11.js"
+    others = {bundle_url(sentence_and_look(ExplorerState(scenario="confirmed")), "en"), bundle_url(LOOK, "zh"),
+              bundle_url(sentence_and_look(ExplorerState(projector=True)), "en")}
+    assert url not in others and len(others) == 3
+    monkeypatch.setattr(bundles, "_NAMING", b"another server's key")
+    assert bundle_url(LOOK, "en") != url  # a student cannot work out another's link from a sentence
+
+
+def test_a_part_built_in_a_worker_process_is_the_part_built_here():
+    assert build_in_worker(LOOK, "zh", "blocks-91") == built_part(LOOK, "zh", "blocks-91")
+
+
+def largest_sentence() -> Scenario:
+    """As many tokens as the editor allows, every name as long as it allows, in Chinese (three
+    bytes a character), spread over the whole plane."""
+    name = "长" * MAX_LABEL
+    tokens = tuple(Token(name, (-1) ** i * (i % 10), (i * 7 % 21) - 10.0) for i in range(MAX_TOKENS - 1))
+    return Scenario(axes=(name, name), tokens=tokens, context_slot=3, contexts=(Token(name, 1.0, 2.0),
+                    Token(name, -3.0, 4.0)), action=7)
+
+
+def test_the_largest_sentence_is_mounted_with_no_figure_and_its_block_in_focus_is_drawn():
+    """The component's data is the bundle's address, the controls and the texts, whatever the
+    sentence: the figures are files the browser reads, built before the data is sent."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update({"lang": "zh", "sc": encode(largest_sentence()), "depth": "100"})
+    at.run()
+    assert not at.exception
+    report(at, block=45)
+    (element,) = at.get("bidi_component")
+    assert len(element.proto.bytes) < 20_000 and "bundle" in component_data(at)
+    assert shown(at)["numbers"]["title"] == Text("zh")("explorer.numbers", block=45)

@@ -1,0 +1,100 @@
+"""The take-home Explorer: one folder, ``index.html``, the sentence's bundle (``ui.bundle``) and the
+app's copy of Plotly.js, that runs the instant Explorer (``ui/instant.js``) from ``file://`` or any
+static file host, offline, with no server and no request outside the folder."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import plotly
+
+from .bundle import FIGURES, RANGE_FIRSTS, index, part_file, range_part
+from .controls import CONTROLS, ExplorerState
+from .examples import plain_text, sentence_caption
+from .instant import mount_data
+from .text import Text
+
+HERE = Path(__file__).parent
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+MODULE_EXPORT = "export default function instantExplorer("  # the component's module export, once in instant.js
+PAGE_CSS = """
+body { margin: 0; font-family: "Source Sans Pro", "Noto Sans", "Noto Sans CJK SC", sans-serif; color: #31333f;
+       background: #fff; line-height: 1.5; }
+main { max-width: 1200px; margin: 0 auto; padding: 1rem 1.5rem 2rem; }
+h1 { font-size: 1.75rem; margin: 0.5rem 0; }
+.caption, .made { color: #555867; font-size: 0.9rem; }
+"""
+LANG_TAGS = {"en": "en", "zh": "zh-Hans"}  # the page's <html lang>
+
+
+PARTS = (FIGURES, *(range_part(first) for first in RANGE_FIRSTS))  # every part of a bundle, by name
+
+
+def take_home_files(state: ExplorerState, lang: str, part: Callable[[str], str]) -> dict[str, bytes]:
+    """The folder's files by relative path, opening on ``state``'s view; ``part(name)`` gives each
+    part of the sentence's bundle as its file (built, or read from the app's)."""
+    t = Text(lang)
+    controls = [c for c in CONTROLS if c.instant]
+    data = mount_data(controls, {c.key: getattr(state, c.key) for c in controls}, t, state.projector,
+                      bundle="bundle/", plotly="plotly.min.js")
+    source = (HERE / "instant.js").read_text(encoding="utf-8")
+    if source.count(MODULE_EXPORT) != 1:
+        raise RuntimeError("ui/instant.js must export instantExplorer once")
+    files = {f"bundle/{name}.js": part(name).encode("ascii") for name in PARTS}
+    files["bundle/index.js"] = part_file(index(list(PARTS))).encode("ascii")  # every part is in the folder
+    files["explorer.js"] = source.replace(MODULE_EXPORT, "window.instantExplorer = function instantExplorer(").encode()
+    files["explorer.css"] = (PAGE_CSS + (HERE / "instant.css").read_text(encoding="utf-8")).encode()
+    files["plotly.min.js"] = PLOTLY_JS.read_bytes()
+    files["index.html"] = page(t, plain_text(sentence_caption(state.example, t)), data).encode()
+    return files
+
+
+def page(t: Text, caption: str, data: dict) -> str:
+    """The folder's ``index.html``: the Explorer mounted on ``data``; every text escaped."""
+    embedded = json.dumps(data, allow_nan=False, ensure_ascii=False).replace("</", "<\\/")
+    return f"""<!doctype html>
+<html lang="{LANG_TAGS[t.lang]}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(t("take_home.title"))}</title>
+<link rel="stylesheet" href="explorer.css">
+<script src="explorer.js"></script>
+</head>
+<body>
+<main>
+<h1>{html.escape(t("explorer.title"))}</h1>
+<p class="caption">{html.escape(caption)}</p>
+<div id="explorer"></div>
+<p class="made">{html.escape(t("take_home.note"))}</p>
+</main>
+<script type="application/json" id="explorer-data">{embedded}</script>
+<script>
+instantExplorer({{ data: new TextEncoder().encode(document.getElementById("explorer-data").textContent),
+                   parentElement: document.getElementById("explorer"), setStateValue: () => {{}} }});
+</script>
+</body>
+</html>
+"""
+
+
+def write_folder(files: dict[str, bytes], out: Path) -> None:
+    """Write the folder's files under ``out`` (made if missing)."""
+    for name, content in files.items():
+        path = out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+
+
+def zipped(files: dict[str, bytes], folder: str) -> bytes:
+    """The folder's files as a ``.zip`` whose entries are under ``folder/``."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in sorted(files.items()):
+            archive.writestr(f"{folder}/{name}", content)
+    return buffer.getvalue()
