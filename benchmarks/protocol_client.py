@@ -27,7 +27,7 @@ from benchmarks import local_server
 
 FINISHED_OK = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
 # The Explorer's switches and depth are the instant Explorer's (a custom component): the browser
-# reports them as the component's state, the whole view at once (ui/instant.js).
+# reports them as the component's state, the whole view at once (ui/explorer/main.js).
 INSTANT = ("residual", "norm", "norm_kind", "placement", "depth", "block", "focus")
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One command: set up and run every test (engine, views, pages, servers, real headless Chromium), then lint.
+# One command: set up, lint (ruff, ESLint) and run every test (engine, views, pages, the browser side's own tests
+# under node, servers, real headless Chromium).
 # A browser that cannot start is a failure, never a skip.
 #   bash scripts/test.sh                  everything, a worker per core, each file in one worker (what CI runs)
 #   bash scripts/test.sh --quick          engine, view and page tests: no server, no browser
@@ -7,19 +8,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh requirements-dev.txt
+need() { # install Debian packages for the tests as root; otherwise say which and fail
+  if [ "$(id -u)" = 0 ]; then
+    echo "Installing Debian's $* for the tests ..."
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  else
+    echo "The tests need Debian's $*: sudo apt-get install $*" >&2
+    exit 1
+  fi
+}
+command -v node >/dev/null && command -v npm >/dev/null || need nodejs npm
+# ESLint, pinned in package-lock.json, for the instant Explorer's browser side (ui/explorer/)
+[ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --silent
 .venv/bin/python -m ruff check .
+npx --no-install eslint ui/explorer tests/js eslint.config.js
 if [ "${1:-}" = "--quick" ]; then
   shift
   exec .venv/bin/python -m pytest -n auto --dist loadfile tests/engine tests/views tests/app "$@"
 fi
 if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi "noto.*cjk"; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "Installing Debian's chromium and CJK fonts for the browser tests ..."
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
-  else
-    echo "Browser tests need /usr/bin/chromium and fonts-noto-cjk: sudo apt-get install chromium fonts-noto-cjk" >&2
-    exit 1
-  fi
+  need chromium fonts-noto-cjk
 fi
 if [ $# -gt 0 ]; then
   exec .venv/bin/python -m pytest "$@"

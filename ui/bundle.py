@@ -153,7 +153,7 @@ def built_part(look: ExplorerState, lang: str, name: str) -> str:
 
 def part_file(value: dict) -> str:
     """``value`` as a bundle's file: one line of script that hands the browser's loader the packed
-    value (``ui/instant.js``), loadable from the app and from ``file://`` alike."""
+    value (``ui/explorer/store.js``), loadable from the app and from ``file://`` alike."""
     return f'blockstabPart(document.currentScript, "{packed(value)}");\n'
 
 
@@ -190,7 +190,7 @@ def packed(value: dict) -> str:
 
 def selected(bundle: dict, view: dict) -> dict:
     """What the browser shows for ``view`` (the instant controls' values) from ``bundle`` (the
-    index, ``"index"``, and the parts it holds, by name): the reference ``ui/instant.js`` follows.
+    index, ``"index"``, and the parts it holds, by name): the reference ``ui/explorer/select.js`` follows.
     The index's entry for the switches, the setting's figures and cuts at the depth; the block shown
     (a stack shallower than the block in focus shows its last block), its range's part name and,
     when that part is held, the block's entry (else ``None``)."""

@@ -34,7 +34,7 @@ class Control:
     low: int = 0
     high: int = 0
     primary: bool = False  # shown above the figures in projector mode
-    instant: bool = False  # drawn by the instant Explorer in the browser (ui/instant.js), not by Streamlit
+    instant: bool = False  # drawn by the instant Explorer in the browser (ui/explorer/), not by Streamlit
     under_block: bool = False  # the instant Explorer draws it under the block view, whose block or stage it picks
 
     def parse(self, raw: str):

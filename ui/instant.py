@@ -1,14 +1,19 @@
-"""What the instant Explorer in the browser (``ui/instant.js``) is mounted with, in the app and in
-the take-home folder alike: its controls and texts, the view it opens on, and where it reads its
-bundle (``ui.bundle``) and Plotly.js. Never a figure: those are in the bundle's files."""
+"""The instant Explorer in the browser (``ui/explorer/``) as the app and the take-home folder mount
+it: its script and style, and its data (its controls and texts, the view it opens on, and where it
+reads its bundle, ``ui.bundle``, and Plotly.js). Never a figure: those are in the bundle's files."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from urllib.parse import urlencode
 
 from .controls import MAX_EXPLORER_DEPTH, Control
 from .text import Text
 
+EXPLORER = Path(__file__).parent / "explorer"
+MODULES = ("select", "controls", "store", "draw", "main")  # each after the modules it imports
+STYLE = EXPLORER / "explorer.css"
 PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": True,
                "toImageButtonOptions": {"format": "png", "scale": 2}}
 
@@ -51,3 +56,12 @@ def control_spec(control: Control, t: Text) -> dict:
     if control.kind == "int":
         spec |= {"low": control.low, "high": control.high}
     return spec
+
+
+def explorer_script() -> str:
+    """The browser side's modules as one script (a component takes one, and a page opened from
+    ``file://`` cannot import modules): their imports of each other dropped, the one default export
+    (``instantExplorer``, in ``main.js``) kept."""
+    script = "\n".join((EXPLORER / f"{name}.js").read_text(encoding="utf-8") for name in MODULES)
+    script = re.sub(r'^import \{[^}]*\} from "\./\w+\.js";\n', "", script, flags=re.M)
+    return re.sub(r"^export (?=(async )?function |const )", "", script, flags=re.M)

@@ -1,4 +1,4 @@
-"""The instant Explorer's Streamlit side: it registers the component (``ui/instant.js``), serves the
+"""The instant Explorer's Streamlit side: it registers the component (``ui/explorer/``), serves the
 app's copy of Plotly.js and the bundles' files (``server.bundles``), has the parts a view needs
 built, mounts the component with its data (``ui.instant``: never a figure) and takes the view the
 browser reports back into the session (the page then writes it to the URL)."""
@@ -18,10 +18,9 @@ from server.bundles import build_around, bundle_url, bundles_folder, ensure
 
 from .bundle import FIGURES, range_first, range_part, sentence_and_look
 from .controls import CONTROLS, Control, ExplorerState
-from .instant import geometry_link, mount_data
+from .instant import STYLE, explorer_script, geometry_link, mount_data
 from .text import Text
 
-HERE = Path(__file__).parent
 KEY = "instant_explorer"
 MOUNTED = "instant_mounted"  # (what the data was built for, the data as JSON in UTF-8 bytes), in the session
 AROUND = "instant_built_around"  # what the bundle's ranges were last built around, in this session
@@ -30,8 +29,8 @@ PLOTLY_URL = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js"
 BUNDLE_ASSETS = "blockstab.bundles"  # the bundles' files, at server.bundles.ROUTE
 INSTANT = tuple(c for c in CONTROLS if c.instant)
 
-component = st.components.v2.component("blockstab.instant", js=(HERE / "instant.js").read_text(encoding="utf-8"),
-                                       css=(HERE / "instant.css").read_text(encoding="utf-8"), isolate_styles=False)
+component = st.components.v2.component("blockstab.instant", js=explorer_script(),
+                                       css=STYLE.read_text(encoding="utf-8"), isolate_styles=False)
 
 
 def reported_view() -> dict | None:

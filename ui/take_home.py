@@ -1,5 +1,5 @@
 """The take-home Explorer: one folder, ``index.html``, the sentence's bundle (``ui.bundle``) and the
-app's copy of Plotly.js, that runs the instant Explorer (``ui/instant.js``) from ``file://`` or any
+app's copy of Plotly.js, that runs the instant Explorer (``ui/explorer/``) from ``file://`` or any
 static file host, offline, with no server and no request outside the folder."""
 
 from __future__ import annotations
@@ -16,12 +16,11 @@ import plotly
 from .bundle import FIGURES, RANGE_FIRSTS, index, part_file, range_part
 from .controls import CONTROLS, ExplorerState
 from .examples import plain_text, sentence_caption
-from .instant import mount_data
+from .instant import STYLE, explorer_script, mount_data
 from .text import Text
 
-HERE = Path(__file__).parent
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-MODULE_EXPORT = "export default function instantExplorer("  # the component's module export, once in instant.js
+MODULE_EXPORT = "export default function instantExplorer("  # the component's module export (ui/explorer/main.js)
 PAGE_CSS = """
 body { margin: 0; font-family: "Source Sans Pro", "Noto Sans", "Noto Sans CJK SC", sans-serif; color: #31333f;
        background: #fff; line-height: 1.5; }
@@ -42,13 +41,13 @@ def take_home_files(state: ExplorerState, lang: str, part: Callable[[str], str])
     controls = [c for c in CONTROLS if c.instant]
     data = mount_data(controls, {c.key: getattr(state, c.key) for c in controls}, t, state.projector,
                       bundle="bundle/", plotly="plotly.min.js")
-    source = (HERE / "instant.js").read_text(encoding="utf-8")
+    source = explorer_script()
     if source.count(MODULE_EXPORT) != 1:
-        raise RuntimeError("ui/instant.js must export instantExplorer once")
+        raise RuntimeError("ui/explorer/main.js must export instantExplorer once")
     files = {f"bundle/{name}.js": part(name).encode("ascii") for name in PARTS}
     files["bundle/index.js"] = part_file(index(list(PARTS))).encode("ascii")  # every part is in the folder
     files["explorer.js"] = source.replace(MODULE_EXPORT, "window.instantExplorer = function instantExplorer(").encode()
-    files["explorer.css"] = (PAGE_CSS + (HERE / "instant.css").read_text(encoding="utf-8")).encode()
+    files["explorer.css"] = (PAGE_CSS + STYLE.read_text(encoding="utf-8")).encode()
     files["plotly.min.js"] = PLOTLY_JS.read_bytes()
     files["index.html"] = page(t, plain_text(sentence_caption(state.example, t)), data).encode()
     return files

@@ -372,6 +372,7 @@ def test_the_csv_download_is_the_view_switched_to_in_the_browser(page, app_url, 
     click_label(page, Text("en")("control.residual"))
     set_depth(page, 5)
     page.wait_for_function("() => location.search.includes('residual=false') && location.search.includes('depth=5')")
+    page.wait_for_selector(IDLE, state="attached")  # the rerun that wrote the URL has drawn the buttons too
     with page.expect_download() as download:
         page.get_by_role("button", name=Text("en")("download.csv")).click()
     saved = tmp_path / "explorer.csv"

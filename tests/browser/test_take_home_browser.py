@@ -12,7 +12,7 @@ import pytest
 
 from blockstab.scenario import PRESETS
 from support import ROOT
-from support.browser import assert_shows, click_label, open_app, set_depth, wait_for_view
+from support.browser import IDLE, assert_shows, click_label, open_app, set_depth, wait_for_view
 from ui.bundle import read_part
 from ui.controls import ExplorerState
 from ui.take_home import LANG_TAGS, PARTS
@@ -82,6 +82,7 @@ def test_the_explorers_download_is_this_folder_zipped_opening_on_the_view_switch
     click_label(page, Text("zh")("control.residual"))
     set_depth(page, 7)
     page.wait_for_function("() => location.search.includes('depth=7')")  # the report-back has run
+    page.wait_for_selector(IDLE, state="attached")  # and drawn the buttons for this view
     with page.expect_download(timeout=300_000) as download:
         page.get_by_role("button", name=Text("zh")("download.take_home")).click()
     download.value.save_as(tmp_path / "take-home.zip")

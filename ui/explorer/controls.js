@@ -1,0 +1,121 @@
+// The instant Explorer's page: its controls (native, labelled inputs that work by keyboard), the places
+// its charts go, the verdict, the notes under it and the numbers table. Every text is text, never HTML.
+
+export function element(tag, attributes = {}, text = "") {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  node.textContent = text; // text, never HTML: names come from the scenario editor
+  return node;
+}
+
+function control(spec, view, changed, compact) {
+  const id = `instant-${spec.key}`;
+  if (spec.kind === "toggle") {
+    const label = element("label", { class: "instant-toggle", for: id });
+    const input = element("input", { id, type: "checkbox", role: "switch", "data-key": spec.key });
+    input.checked = view[spec.key];
+    input.addEventListener("change", () => changed(spec.key, input.checked, true));
+    label.append(input, element("span", {}, spec.label));
+    return label;
+  }
+  if (spec.kind === "choice" && compact) { // one line high, as in projector mode's row
+    const label = element("label", { class: "instant-select", for: id });
+    const select = element("select", { id, "data-key": spec.key });
+    for (const [value, text] of spec.options) select.append(element("option", { value }, text));
+    select.value = view[spec.key];
+    select.addEventListener("change", () => changed(spec.key, select.value, true));
+    label.append(element("span", {}, spec.label), select);
+    return label;
+  }
+  if (spec.kind === "choice") {
+    const group = element("fieldset", { class: "instant-choice", "data-key": spec.key });
+    group.append(element("legend", {}, spec.label));
+    for (const [value, text] of spec.options) {
+      const label = element("label");
+      const input = element("input", { type: "radio", name: id, value });
+      input.checked = view[spec.key] === value;
+      input.addEventListener("change", () => input.checked && changed(spec.key, value, true));
+      label.append(input, element("span", {}, text));
+      group.append(label);
+    }
+    return group;
+  }
+  const label = element("label", { class: "instant-range", for: id });
+  const input = element("input", { id, type: "range", min: spec.low, max: spec.high, step: 1, "data-key": spec.key,
+                                    "aria-label": spec.label });
+  const shown = element("output", { for: id }, String(view[spec.key]));
+  input.value = view[spec.key];
+  input.addEventListener("input", () => {
+    shown.textContent = input.value;
+    changed(spec.key, Number(input.value), false);
+  });
+  input.addEventListener("change", () => changed(spec.key, Number(input.value), true)); // released: report
+  label.append(element("span", {}, spec.label), input, shown);
+  return label;
+}
+
+export function build(root, data, mount) {
+  root.replaceChildren();
+  // The stack's controls above everything; the block's and stage's under the block view they pick.
+  const controls = element("div", { class: "instant-controls", role: "group", "aria-label": data.texts.controls });
+  const blockControls = element("div", { class: "instant-controls instant-block-controls", role: "group",
+                                         "aria-label": data.texts.block_controls });
+  for (const spec of data.controls) {
+    (spec.under_block ? blockControls : controls).append(control(spec, mount.view, mount.changed, data.projector));
+  }
+  const figures = {}; // each place holds one drawn chart at a time (mount.kept has the others)
+  for (const name of ["block", "depth", "readouts"]) figures[name] = element("div", { class: `instant-place-${name}` });
+  const pair = element("div", { class: "instant-pair" });
+  const course = element("p", { class: "instant-course", role: "status" });
+  const left = element("div");
+  left.append(figures.block, ...(blockControls.childElementCount ? [blockControls] : []), course);
+  pair.append(left, figures.depth);
+  const numbers = element("section", { class: "instant-numbers" });
+  mount.parts = { verdict: element("p", { class: "instant-verdict", role: "status", "aria-live": "polite" }),
+                  notes: element("div", { class: "instant-notes" }), course, figures, numbers };
+  root.append(controls, mount.parts.verdict, mount.parts.notes, pair, figures.readouts, numbers);
+}
+
+// The block's numbers (ui/views/tables.py stage_rows, sent with its block view) as a table: every
+// cell is text.
+export function numbersTable(part, title, numbers) {
+  if (part.shows === numbers) return;
+  const head = element("tr");
+  for (const column of numbers.columns) head.append(element("th", { scope: "col" }, column));
+  const body = element("tbody");
+  for (const cells of numbers.rows) {
+    const row = element("tr");
+    cells.forEach((cell, i) => row.append(i ? element("td", {}, cell) : element("th", { scope: "row" }, cell)));
+    body.append(row);
+  }
+  const [table, thead] = [element("table"), element("thead")];
+  thead.append(head);
+  table.append(thead, body);
+  part.replaceChildren(element("h3", {}, title), table);
+  part.shows = numbers;
+}
+
+// What the verdict's box ends with and the notes under it: LayerNorm's 2-D warning and its link (in
+// projector mode, with no room for them, its short caveat ends the verdict's box, so the figures stay
+// on the screen), RMSNorm's note, and the block shown when the stack is shallower than the one in focus.
+export function notes(parts, data, view) {
+  const texts = data.texts;
+  const lines = [];
+  const layernorm = view.norm && view.norm_kind === "layernorm";
+  if (layernorm && data.projector) {
+    parts.verdict.append(" ", element("span", { class: "instant-caveat" }, texts.layernorm_2d));
+  } else if (layernorm) {
+    lines.push(element("p", { class: "instant-warning", role: "note" }, texts.layernorm_2d));
+    if (texts.why_href) { // the geometry page (in the app only)
+      const link = element("p", { class: "instant-note" });
+      link.append(element("a", { href: texts.why_href, target: "_self" }, texts.why_link));
+      lines.push(link);
+    }
+  } else if (view.norm && !data.projector) {
+    lines.push(element("p", { class: "instant-note" }, texts.rmsnorm_note));
+  }
+  if (view.block > view.depth) {
+    lines.push(element("p", { class: "instant-note" }, texts.block_clamped[view.depth - 1]));
+  }
+  parts.notes.replaceChildren(...lines);
+}

@@ -1,0 +1,51 @@
+// Looking a view up in a sentence's bundle (ui/bundle.py), and applying a cut: pure functions.
+
+export function merge(target, update) {
+  for (const [key, value] of Object.entries(update)) {
+    const both = [value, target[key]].every((v) => v && typeof v === "object" && !Array.isArray(v));
+    if (both) merge(target[key], value);
+    else target[key] = value;
+  }
+  return target;
+}
+
+// A figure with a cut applied (ui/views/cut.py): the index names the arrays a cut shortens.
+export function applyCut(figure, cut, alongDepth) {
+  const fig = structuredClone(figure);
+  const keep = (values) => (Array.isArray(values) && values.length > cut.points ? values.slice(0, cut.points) : values);
+  for (const index of cut.along ?? []) {
+    const trace = fig.data[index];
+    for (const key of alongDepth) if (key in trace) trace[key] = keep(trace[key]);
+    if (trace.marker) trace.marker.color = keep(trace.marker.color);
+  }
+  for (const [index, update] of Object.entries(cut.data ?? {})) merge(fig.data[Number(index)], update);
+  fig.data.push(...(cut.traces ?? []));
+  merge(fig.layout, cut.layout);
+  fig.layout.annotations = [...(fig.layout.annotations || []), ...cut.notes];
+  return fig;
+}
+
+// The index's entry for the view's switches (each combination is listed): its figures' and blocks' keys.
+export function settingOf(index, view) {
+  return index.settings.find((s) => Object.entries(s.when).every(([key, value]) => view[key] === value));
+}
+
+// The block the block view shows (a stack shallower than the block in focus shows its last) and the
+// index's block range that holds it.
+export function rangeOf(index, view) {
+  const shown = Math.min(view.block, view.depth);
+  return [shown, index.block_ranges.find((r) => r.first <= shown && shown <= r.last)];
+}
+
+// What ``view`` shows, from the index, the figures part and the block range parts held (by name): the
+// reference is ui/bundle.py selected. The block is null while its range is not held.
+export function select(index, figures, held, view) {
+  const entry = settingOf(index, view);
+  const setting = figures[entry.figures];
+  const [shown, range] = rangeOf(index, view);
+  const part = held.get(range.part);
+  const block = part ? part.settings[entry.blocks][shown - range.first] : null;
+  const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
+  return { entry, setting, depthCut, readoutsCut, verdict: setting.verdicts[view.depth - 1], range, block,
+           blockCut: block ? block.stages[view.focus] : null };
+}
