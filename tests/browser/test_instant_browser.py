@@ -125,8 +125,8 @@ def test_once_the_range_beside_is_built_stepping_across_a_ranges_edge_needs_no_s
     the browser reads it once the index lists it, and block 10 to 11 is drawn with the server
     paused. The report-back sends no figure."""
     app_url, server = fresh_app_server
-    received = []
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: received.append(len(frame))))
+    received = []  # every WebSocket frame from the server, from the page's first
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: received.append(frame)))
     open_app(page, f"{app_url}/?lang=zh&scenario=not_confirmed&depth=40")
     deadline = time.monotonic() + 60
     for block in itertools.cycle((9, 10)):
@@ -145,7 +145,10 @@ def test_once_the_range_beside_is_built_stepping_across_a_ranges_edge_needs_no_s
         os.kill(server.pid, signal.SIGCONT)
     page.wait_for_function("() => location.search.includes('block=11')")
     page.wait_for_selector(IDLE, state="attached")
-    assert sum(received[before:]) < 20_000  # the report-back's answer, no figure (a range is 50-80 kB)
+    assert sum(map(len, received[before:])) < 20_000  # the report-back's answer, no figure (a range is 50-80 kB)
+    frames = [frame.encode() if isinstance(frame, str) else frame for frame in received]
+    for figure_sign in (b'"layout"', b"H4sI"):  # a figure's JSON, a part (gzip in base64)
+        assert not any(figure_sign in frame for frame in frames), figure_sign
     assert "blocks-11" in page.evaluate(PARTS_HELD)
     assert_healthy(page)
 
