@@ -22,17 +22,14 @@ t = Text(language())
 
 
 @st.fragment
-def switched(state: ExplorerState, instant: list[Control]) -> None:
-    """What the instant Explorer's view decides: the component, the URL and the CSV download."""
-    state = with_reported_view(state, instant)
+def switched(state: ExplorerState, instant: list[Control], shown: dict) -> None:
+    """What the instant Explorer's view decides: the component, the URL, the CSV download and what
+    the take-home download opens on (``shown``)."""
+    state = shown["state"] = with_reported_view(state, instant)
     explorer = st.container()
-    csv, take_home = st.columns(2)
-    csv.download_button(t("download.csv"), partial(explored_csv, state), file_name="blockstab-action-token.csv",
-                        mime="text/csv", key="download_csv")  # written when clicked
-    take_home.download_button(t("download.take_home"), partial(take_home_zip, state, t.lang),
-                              file_name="blockstab-explorer.zip", mime="application/zip", key="download_take_home",
-                              help=t("help.download_take_home"))
-    with explorer:  # above the download, and run last: it may build the next ten blocks once all else is sent
+    st.download_button(t("download.csv"), partial(explored_csv, state), file_name="blockstab-action-token.csv",
+                       mime="text/csv", key="download_csv")  # written when clicked
+    with explorer:  # above the download, and run last: it may build a block range once all else is sent
         instant_explorer(state, instant, t)
 
 
@@ -45,4 +42,8 @@ if not projector:
 state, instant = explorer_controls(t, projector)
 if not projector:
     caption.caption(sentence_caption(state.example, t))
-switched(state, instant)
+shown = st.session_state.setdefault("explorer_shown", {})  # the view the browser last reported
+switched(state, instant, shown)
+# Outside the fragment, so a report-back does not resend it; zipped when clicked, for the view then shown.
+st.download_button(t("download.take_home"), lambda: take_home_zip(shown["state"], t.lang),
+                   file_name="blockstab-explorer.zip", mime="application/zip", key="download_take_home")
