@@ -76,6 +76,7 @@ def range_part(first: int) -> str:
 
 
 RANGE_FIRSTS = tuple(range(1, MAX_EXPLORER_DEPTH + 1, RANGE_BLOCKS))
+PARTS = (FIGURES, *(range_part(first) for first in RANGE_FIRSTS))  # every part of a bundle, by name
 
 
 def index(built: list[str]) -> dict:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import plotly
 
-from .bundle import FIGURES, RANGE_FIRSTS, index, part_file, range_part
+from .bundle import PARTS, index, part_file
 from .controls import CONTROLS, ExplorerState
 from .examples import plain_text, sentence_caption
 from .instant import STYLE, explorer_script, mount_data
@@ -31,7 +31,6 @@ h1 { font-size: 1.75rem; margin: 0.5rem 0; }
 LANG_TAGS = {"en": "en", "zh": "zh-Hans"}  # the page's <html lang>
 
 
-PARTS = (FIGURES, *(range_part(first) for first in RANGE_FIRSTS))  # every part of a bundle, by name
 
 
 def take_home_files(state: ExplorerState, lang: str, part: Callable[[str], str]) -> dict[str, bytes]:

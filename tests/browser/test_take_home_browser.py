@@ -13,9 +13,9 @@ import pytest
 from blockstab.scenario import PRESETS
 from support import ROOT
 from support.browser import IDLE, assert_shows, click_label, open_app, set_depth, wait_for_view
-from ui.bundle import read_part
+from ui.bundle import PARTS, read_part
 from ui.controls import ExplorerState
-from ui.take_home import LANG_TAGS, PARTS
+from ui.take_home import LANG_TAGS
 from ui.text import Text
 
 pytestmark = pytest.mark.browser
