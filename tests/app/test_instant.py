@@ -54,6 +54,15 @@ def lesson() -> dict:
     return read_part(part_file(figures_part(sentence_and_look(ExplorerState()), Text("en"))))
 
 
+@pytest.fixture(scope="module")
+def confirmed_zh() -> dict:
+    """The 'confirmed' sentence's bundle in Chinese: its index, figures and the block range of block 41
+    (through its file), built once for the tests that look blocks up in it."""
+    look = sentence_and_look(ExplorerState(scenario="confirmed"))
+    return {"index": index([FIGURES, "blocks-41"]), FIGURES: figures_part(look, Text("zh")),
+            "blocks-41": read_part(built_part(look, "zh", "blocks-41"))}
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=40))
 def test_plain_text_undoes_markdown_text(value):
@@ -61,16 +70,14 @@ def test_plain_text_undoes_markdown_text(value):
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: setting_key(ExplorerState(**s)))
-def test_a_block_looked_up_in_its_range_draws_the_block_view_and_its_numbers(setting):
+def test_a_block_looked_up_in_its_range_draws_the_block_view_and_its_numbers(confirmed_zh, setting):
     """The block range's part, through its file and the index's lookup: the block view of a block
     (as a shallower stack shows its last block) and its numbers table are the views' own."""
     look, t = sentence_and_look(ExplorerState(scenario="confirmed")), Text("zh")
     for depth, block, focus in ((100, 45, "ffn_residual"), (43, 45, "attention_residual")):
         state = replace(look, **setting, depth=depth, block=block, focus=focus)
         shown_block = min(block, depth)
-        bundle = {"index": index([FIGURES, "blocks-41"]), FIGURES: figures_part(look, t),
-                  "blocks-41": read_part(built_part(look, "zh", "blocks-41"))}
-        picked = selected(bundle, {key: getattr(state, key) for key in (*SWITCHES, "depth", "block", "focus")})
+        picked = selected(confirmed_zh, {key: getattr(state, key) for key in (*SWITCHES, "depth", "block", "focus")})
         drawn = block_figure(replace(state, block=shown_block), explore(state), t)
         assert plain(apply_cut(go.Figure(picked["setting"]["block"]), picked["block_cut"])) == plain(drawn)
         assert picked["block"]["numbers"] == columns_and_rows(stage_rows(replace(state, block=shown_block),
