@@ -7,7 +7,7 @@ import streamlit as st
 from blockstab.lab import MAX_SECONDS, compared_setups
 from server.lab_runs import computed_with_progress
 from server.lab_worker import paper_run, stack_curves
-from ui.chrome import language, on_phone
+from ui.chrome import chart, language, on_phone
 from ui.controls import ExplorerState
 from ui.lab_views import (
     chart_notes,
@@ -46,7 +46,7 @@ if shown == "stack":
     if len(curves) < len(setups):
         st.warning(t("lab.over_time", shown=len(curves), total=len(setups), seconds=f"{MAX_SECONDS:.0f}"),
                    icon=":material/timer_off:")
-    st.plotly_chart(curves_figure(curves, t, projector, on_phone()), key="lab_curves")
+    chart(curves_figure(curves, t, projector, on_phone()), t, "lab_curves")
     for note in chart_notes(curves, t):
         st.caption(note)
     st.markdown("\n".join(f"- {run_reading(variant, run, t)}" for variant, run in curves.items()))
@@ -63,17 +63,17 @@ else:
     st.markdown(markdown_table(finding_rows(paper, t)))
     st.info(t(f"paper.{shown}.reading"), icon=":material/menu_book:")
     if paper.published:
-        st.plotly_chart(published_figure(paper, t, projector), key="paper_published")
+        chart(published_figure(paper, t, projector), t, "paper_published")
         for note in published_notes(paper, t):
             st.caption(note)
         st.caption(t(f"paper.{shown}.figure_note", **layer_zero(paper.published)))
         st.caption(t(f"paper.{shown}.definition"))
     if paper.curves:
-        st.plotly_chart(curves_figure(paper.curves, t, projector, on_phone()), key="paper_curves")
+        chart(curves_figure(paper.curves, t, projector, on_phone()), t, "paper_curves")
         for note in chart_notes(paper.curves, t):
             st.caption(note)
     else:
         state = ExplorerState(projector=projector, phone=on_phone())
-        st.plotly_chart(geometry_2d_figure(state, t), key="paper_geometry_2d")
-        st.plotly_chart(geometry_3d_figure(state, t), key="paper_geometry_3d")
+        chart(geometry_2d_figure(state, t), t, "paper_geometry_2d")
+        chart(geometry_3d_figure(state, t), t, "paper_geometry_3d")
 st.caption(t("lab.init_note"))

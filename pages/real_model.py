@@ -6,7 +6,7 @@ import streamlit as st
 from blockstab.ablations import INCIDENT, PARAPHRASE, UNRELATED
 from blockstab.pretrained import ModelUnavailable
 from server.caches import real_comparison, real_figures, trained_model
-from ui.chrome import language, on_phone
+from ui.chrome import chart, language, on_phone
 from ui.examples import literal, markdown_text
 from ui.real_views import comparison_csv, layer_rows, verdict_text
 from ui.text import Text
@@ -29,12 +29,12 @@ sentence, ablation = real_controls(t)
 comparison = real_comparison(sentence, ablation)
 layers, meaning, projection = real_figures(sentence, ablation, t.lang, projector, on_phone())
 st.info(verdict_text(comparison, t), icon=":material/insights:")
-st.plotly_chart(layers, key="real_layers")
+chart(layers, t, "real_layers")
 st.caption(t("real.tokens", count=len(comparison.tokens)) + " " + markdown_text(" ".join(comparison.tokens)))
-st.plotly_chart(meaning, key="real_meaning")
+chart(meaning, t, "real_meaning")
 st.caption(t("real.meaning_note", incident=markdown_text(INCIDENT), paraphrase=markdown_text(PARAPHRASE),
              unrelated=markdown_text(UNRELATED)))
-st.plotly_chart(projection, key="real_projection")
+chart(projection, t, "real_projection")
 st.caption(t("real.projection_note"))
 st.caption(t("real.norm_off_note"))
 st.caption(t("real.out_of_distribution"))

@@ -13,8 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from blockstab.scenario import MAX_FILE_BYTES, MAX_ROWS, PRESETS, ROLES, Scenario, encode, from_json, parse, to_json
-from server.caches import figure_cached
-from ui.chrome import active_example, language, use_example
+from server.caches import description, figure_cached
+from ui.chrome import active_example, chart, language, use_example
 from ui.controls import ExplorerState
 from ui.examples import (
     EXAMPLE_NAMES,
@@ -152,9 +152,9 @@ state = ExplorerState(example=example, projector=projector)
 # the whole stack.
 with st.container(key="figure_pair"):
     tokens, block = st.columns(2)
-    tokens.plotly_chart(figure_cached("tokens", state, t.lang), key="editor_tokens")
-    block.plotly_chart(figure_cached("block", state, t.lang), key="editor_block")
-st.plotly_chart(figure_cached("depth", state, t.lang), key="editor_depth")
+    for name, where in (("tokens", tokens), ("block", block)):
+        chart(figure_cached(name, state, t.lang), t, f"editor_{name}", description(name, state, t.lang), where)
+chart(figure_cached("depth", state, t.lang), t, "editor_depth", description("depth", state, t.lang))
 
 st.header(t("editor.share"))
 use, download = st.columns(2)

@@ -29,7 +29,7 @@ st.markdown(t("teach.hide_intro"))
 keep = st.multiselect(t("teach.hide_pick"), [c.key for c in CONTROLS], default=["residual", "norm", "depth"],
                       format_func=lambda key: t("control." + key), key="teach_show")
 if keep:
-    st.code(explorer_link(explorer_query({}, lang=t.lang, show=tuple(keep))), language=None)
+    st.code(explorer_link(explorer_query({}, lang=t.lang, show=tuple(keep))), language=None, wrap_lines=True)
 
 st.header(t("teach.lab_title"))
 st.markdown(t("teach.lab_intro"))

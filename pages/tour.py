@@ -3,8 +3,8 @@
 import streamlit as st
 
 from blockstab.scenario import LESSON
-from server.caches import figure_cached
-from ui.chrome import active_example, language, on_phone
+from server.caches import description, figure_cached
+from ui.chrome import active_example, chart, language, on_phone
 from ui.controls import BY_KEY
 from ui.lessons import TOUR, lesson_facts
 from ui.text import Text
@@ -50,6 +50,7 @@ with text:
     if st.button(t("tour.open_in_explorer"), key="tour_open", icon=":material/open_in_new:"):
         open_in_explorer(step.view)
 with figure:
-    st.plotly_chart(figure_cached(step.figure, step.state(projector, example, on_phone()), t.lang), key="tour_figure")
+    shown = step.state(projector, example, on_phone())
+    chart(figure_cached(step.figure, shown, t.lang), t, "tour_figure", description(step.figure, shown, t.lang))
     if example != LESSON:
         st.caption(t("example.text_is_the_lesson"))

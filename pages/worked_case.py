@@ -4,10 +4,11 @@ import streamlit as st
 
 from blockstab.scenario import LESSON
 from server.caches import explore_cached
-from ui.chrome import active_example, language
+from ui.chrome import active_example, chart, language
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views.block import block_figure
+from ui.views.describe import block_description
 from ui.views.tables import course_case_rows, device_rows, markdown_table, three_stage_rows
 from ui.widgets import open_in_explorer
 
@@ -33,7 +34,7 @@ with left:
     st.markdown(t("case.reading"))
     st.markdown(t("case.misconception"))
 with right:
-    st.plotly_chart(block_figure(state, result, t), key="case_figure")
+    chart(block_figure(state, result, t), t, "case_figure", block_description(state, result, t))
     if st.button(t("tour.open_in_explorer"), key="case_open", icon=":material/open_in_new:"):
         open_in_explorer({"depth": 1, "focus": "attention_residual"})
 st.subheader(t("case.stages_title"))

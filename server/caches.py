@@ -16,6 +16,7 @@ from ui.real_views import layers_figure, meaning_figure, projection_figure
 from ui.take_home import take_home_files, zipped
 from ui.text import Text
 from ui.views import FIGURES, explore, figure_state
+from ui.views.describe import DESCRIPTIONS
 from ui.views.tables import stage_csv
 
 from .bundles import part_text
@@ -35,6 +36,12 @@ def figure_cached(name: str, state: ExplorerState, lang: str):
 @st.cache_resource(max_entries=96, show_spinner=False)
 def _built_figure(name: str, state: ExplorerState, lang: str):
     return FIGURES[name](state, explore_cached(state), Text(lang))
+
+
+def description(name: str, state: ExplorerState, lang: str) -> str:
+    """The view ``name`` of ``state`` in words (``ui.views.describe``), from the same run it draws."""
+    shown = figure_state(name, state)
+    return DESCRIPTIONS[name](shown, explore_cached(shown), Text(lang))
 
 
 def explored_csv(state: ExplorerState) -> str:

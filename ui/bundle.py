@@ -33,6 +33,7 @@ from .views import explore
 from .views.block import block_cut, block_frame
 from .views.cut import ALONG_DEPTH
 from .views.depth import depth_cut, depth_plane, readout_panels, readouts_cut
+from .views.describe import block_description, depth_description, readouts_description
 from .views.exploration import explore_first
 from .views.tables import columns_and_rows, course_table_matches, stage_rows
 
@@ -102,9 +103,9 @@ def _setting_entry(when: dict) -> dict:
 
 
 def setting_figures(state: ExplorerState, t: Text) -> dict:
-    """One setting's block view frame, depth and readouts figures, and its verdict at every depth
-    from 1 to the Explorer's maximum, with the cuts per depth (``state``'s depth, block and stage
-    are not read)."""
+    """One setting's block view frame, depth and readouts figures, and its verdict and figure
+    descriptions at every depth from 1 to the Explorer's maximum, with the cuts per depth
+    (``state``'s depth, block and stage are not read)."""
     deep = replace(state, depth=MAX_EXPLORER_DEPTH)
     result = explore(deep)
     depths = range(1, MAX_EXPLORER_DEPTH + 1)
@@ -115,6 +116,9 @@ def setting_figures(state: ExplorerState, t: Text) -> dict:
         "cuts": [[depth_cut(deep, result, t, n), readouts_cut(deep, result, t, n)] for n in depths],
         "verdicts": [plain_text(verdict(replace(deep, depth=n), explore_first(deep, result, n), t,
                                         compact=state.projector)) for n in depths],
+        "descriptions": [[depth_description(replace(deep, depth=n), first, t),
+                          readouts_description(replace(deep, depth=n), first, t)]
+                         for n in depths for first in [explore_first(deep, result, n)]],
     }
 
 
@@ -137,6 +141,8 @@ def block_range(look: ExplorerState, t: Text, first: int) -> dict:
         result = explore(deep)
         settings[setting_key(deep)] = [
             {"stages": {focus: block_cut(replace(deep, block=block, focus=focus), result, t) for focus in STAGE_FOCUS},
+             "descriptions": {focus: block_description(replace(deep, block=block, focus=focus), result, t)
+                              for focus in STAGE_FOCUS},
              "numbers": columns_and_rows(stage_rows(replace(deep, block=block), result, t)),
              "numbers_title": t("explorer.numbers", block=block),
              "course_match": block == 1 and course_table_matches(result, deep)} for block in blocks]
@@ -203,6 +209,9 @@ def selected(bundle: dict, view: dict) -> dict:
     part = bundle.get(block_range["part"])
     block = part["settings"][entry["blocks"]][shown - block_range["first"]] if part else None
     depth_cut, readouts_cut = setting["cuts"][view["depth"] - 1]
+    depth_text, readouts_text = setting["descriptions"][view["depth"] - 1]
     return {"entry": entry, "setting": setting, "depth_cut": depth_cut, "readouts_cut": readouts_cut,
             "verdict": setting["verdicts"][view["depth"] - 1], "part": block_range["part"], "block": block,
-            "block_cut": block["stages"][view["focus"]] if block else None}
+            "block_cut": block["stages"][view["focus"]] if block else None,
+            "descriptions": {"depth": depth_text, "readouts": readouts_text,
+                             "block": block["descriptions"][view["focus"]] if block else None}}

@@ -15,7 +15,7 @@ from blockstab.scenario import LESSON, Scenario, decode, encode
 
 from .controls import APP_CONTROLS, check_query
 from .examples import literal, problems_text
-from .text import LANGUAGES, Text, language_for_locale
+from .text import LANG_TAGS, LANGUAGES, Text, language_for_locale, plotly_locale
 
 
 def _stacked_blocks_icon(size: int = 32) -> Image.Image:
@@ -35,7 +35,8 @@ APP_ICON = _stacked_blocks_icon()
 # would say "1MB per file", its smallest setting. A page link in the page (a paper's title) wraps
 # rather than end in "…". A page's pair of planes (the Explorer's, the own example's) go one under
 # the other where side by side each would be too narrow to read (1024 px with the sidebar open: the
-# Explorer's depth plane was 50 px wide).
+# Explorer's depth plane was 50 px wide). A link to copy (For teachers) wraps rather than scroll in a
+# box a keyboard cannot reach; a caption keeps AA contrast.
 APP_CSS = """<style>
 .st-key-figure_pair { container-type: inline-size; }
 @container (max-width: 800px) {
@@ -45,6 +46,9 @@ APP_CSS = """<style>
 .st-key-tour_clicker, .st-key-phone_hint { display: none; }
 .st-key-editor_upload [data-testid="stFileUploaderDropzoneInstructions"] { display: none; }
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] span { white-space: normal; }
+[data-testid="stCode"] pre, [data-testid="stCode"] code { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+[data-testid="stCaptionContainer"] { color: #666564; opacity: 1; }  /* 5.8:1 on white (Streamlit fades it to 3.9:1) */
+[data-testid="stMarkdownContainer"] table:focus-visible { outline: 2px solid #0072B2; outline-offset: 2px; }
 @media (max-width: 640px) {
   .st-key-phone_hint { display: block; }
   [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
@@ -62,6 +66,17 @@ h2, h3 { font-size: 1.5rem !important; }
 [data-testid="stHeader"] { background: transparent; }
 .modebar-container { display: none !important; }
 </style>"""
+
+# The page's language, for a screen reader's voice (Streamlit's page says "en"); a Markdown table,
+# which scrolls sideways on a phone, focusable so that a keyboard can scroll it.
+PAGE_SCRIPT = """<script>
+document.documentElement.lang = "LANG";
+window.blockstabTables ??= new MutationObserver(() => {
+  const tables = document.querySelectorAll("[data-testid=stMarkdownContainer] table:not([tabindex])");
+  for (const table of tables) table.tabIndex = 0;
+});
+window.blockstabTables.observe(document.body, {childList: true, subtree: true});
+</script>"""
 
 
 def language() -> str:
@@ -113,8 +128,15 @@ def app_chrome(t: Text) -> bool:
                  format_func=lambda code: t("lang." + code), horizontal=True, on_change=_set_language)
         projector = st.toggle(t("control.projector"), value=APP_CONTROLS[1].default, key="projector",
                               bind="query-params")
+        st.html(PAGE_SCRIPT.replace("LANG", LANG_TAGS[t.lang]), unsafe_allow_javascript=True)
     st.html(APP_CSS + (PROJECTOR_CSS if projector else ""))
     return projector
+
+
+def chart(fig, t: Text, key: str, description: str | None = None, where=st) -> None:
+    """A Plotly figure on the page (in ``where``: a column, the sidebar), its toolbar in ``t``'s
+    language and ``description`` its accessible name."""
+    where.plotly_chart(fig, key=key, config=plotly_locale(t), alt=description)
 
 
 def query_problems() -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from .controls import MAX_EXPLORER_DEPTH, Control
-from .text import Text
+from .text import Text, plotly_locale
 
 EXPLORER = Path(__file__).parent / "explorer"
 MODULES = ("select", "controls", "store", "draw", "main")  # each after the modules it imports
@@ -32,10 +32,11 @@ def mount_data(controls: list[Control] | tuple[Control, ...], view: dict, t: Tex
                   "layernorm_2d": t("explorer.layernorm_2d_short") if projector else t("explorer.layernorm_2d"),
                   "why_link": t("explorer.why_link") if why_href else None, "why_href": why_href,
                   "rmsnorm_note": t("explorer.rmsnorm_note"), "course_match": t("explorer.course_match"),
+                  "waiting": t("describe.waiting"),  # a chart's name while its block range is on its way
                   # by depth: a stack shallower than the block in focus shows its last block
                   "block_clamped": [t("explorer.block_clamped", depth=n) for n in range(1, MAX_EXPLORER_DEPTH + 1)]},
         "projector": projector,
-        "config": PLOT_CONFIG,
+        "config": {**PLOT_CONFIG, **plotly_locale(t)},  # (its toolbar in the page's language)
         "controls_for": f"{t.lang}-{projector}-{','.join(c.key for c in controls)}",  # redrawn on a change
         "view": view,
     }

@@ -17,7 +17,7 @@ from .bundle import PARTS, index, part_file
 from .controls import CONTROLS, ExplorerState
 from .examples import plain_text, sentence_caption
 from .instant import STYLE, explorer_script, mount_data
-from .text import Text
+from .text import LANG_TAGS, Text
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 MODULE_EXPORT = "export default function instantExplorer("  # the component's module export (ui/explorer/main.js)
@@ -28,7 +28,6 @@ main { max-width: 1200px; margin: 0 auto; padding: 1rem 1.5rem 2rem; }
 h1 { font-size: 1.75rem; margin: 0.5rem 0; }
 .caption, .made { color: #555867; font-size: 0.9rem; }
 """
-LANG_TAGS = {"en": "en", "zh": "zh-Hans"}  # the page's <html lang>
 
 
 

@@ -7,6 +7,14 @@ from functools import cache
 from pathlib import Path
 
 LANGUAGES = ("en", "zh")
+LANG_TAGS = {"en": "en", "zh": "zh-Hans"}  # a page's <html lang>
+PLOTLY_WORDS = (  # Plotly.js's words on its toolbar and in its notices, in the catalogs
+    "plotly.download", "plotly.zoom", "plotly.pan", "plotly.zoom_in", "plotly.zoom_out", "plotly.autoscale",
+    "plotly.reset_axes", "plotly.box_select", "plotly.lasso_select", "plotly.orbit", "plotly.turntable",
+    "plotly.reset_camera", "plotly.reset_camera_last", "plotly.hover_closest", "plotly.hover_compare",
+    "plotly.spikelines", "plotly.toggle_hover", "plotly.double_click", "plotly.snapshot", "plotly.snapshot_done",
+    "plotly.snapshot_failed",
+)
 LOCALES = Path(__file__).with_name("locales")
 
 
@@ -33,3 +41,12 @@ class Text:
     def sentences(self, parts) -> str:
         """Sentences in a row: Chinese ones (ending in "。") follow each other without a space."""
         return ("" if self.lang == "zh" else " ").join(parts)
+
+
+def plotly_locale(t: Text) -> dict:
+    """Plotly.js config wording its toolbar in ``t``'s language, from the catalogs' ``plotly.`` keys
+    (Plotly's English words to ours; English needs none)."""
+    if t.lang == "en":
+        return {}
+    words = {catalog("en")[key]: t(key) for key in PLOTLY_WORDS}
+    return {"locale": LANG_TAGS[t.lang], "locales": {LANG_TAGS[t.lang]: {"dictionary": words}}}

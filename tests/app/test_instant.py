@@ -45,6 +45,7 @@ from ui.views import explore
 from ui.views.block import block_figure
 from ui.views.cut import apply_cut
 from ui.views.depth import depth_figure, readouts_figure
+from ui.views.describe import block_description, depth_description, readouts_description
 from ui.views.tables import columns_and_rows, stage_rows
 
 
@@ -83,6 +84,8 @@ def test_a_block_looked_up_in_its_range_draws_the_block_view_and_its_numbers(con
         assert picked["block"]["numbers"] == columns_and_rows(stage_rows(replace(state, block=shown_block),
                                                                          explore(state), t))
         assert picked["block"]["numbers_title"] == t("explorer.numbers", block=shown_block)
+        described = block_description(replace(state, block=shown_block), explore(state), t)
+        assert picked["descriptions"]["block"] == described
 
 
 def test_the_index_names_the_figures_of_every_combination_of_the_switches(lesson):
@@ -134,6 +137,8 @@ def test_figures_looked_up_in_the_bundle_draw_the_views_at_that_depth(lesson, se
     picked = selected({"index": index([FIGURES]), FIGURES: lesson}, {**setting, "depth": n, "block": 1,
                                                                     "focus": state.focus})
     sent, t, result = picked["setting"], Text("en"), explore(state)
+    assert picked["descriptions"] == {"depth": depth_description(state, result, t), "block": None,
+                                      "readouts": readouts_description(state, result, t)}
     for base, cut, expected in ((sent["depth"], picked["depth_cut"], depth_figure(state, result, t)),
                                 (sent["readouts"], picked["readouts_cut"], readouts_figure(state, result, t))):
         sent, drawn = plain(apply_cut(go.Figure(base), cut)), plain(go.Figure(expected.to_plotly_json()))

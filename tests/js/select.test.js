@@ -27,6 +27,7 @@ test("each view picks what the Python reference picks", () => {
     assert.equal(rangeOf(bundle.index, want.view)[1].part, want.part);
     assert.equal(got.verdict, want.verdict);
     assert.deepEqual([got.depthCut, got.readoutsCut, got.blockCut], [want.depth_cut, want.readouts_cut, want.block_cut]);
+    assert.deepEqual(got.descriptions, want.descriptions);
     assert.equal(got.block ? got.block.numbers_title : null, want.numbers_title);
   }
 });
@@ -36,7 +37,8 @@ test("a block range not held leaves the block view empty, the figures still pick
                                                                 focus: "attention" });
   assert.equal(got.block, null);
   assert.equal(got.blockCut, null);
-  assert.ok(got.verdict && got.depthCut && got.readoutsCut);
+  assert.equal(got.descriptions.block, null);
+  assert.ok(got.verdict && got.depthCut && got.readoutsCut && got.descriptions.depth && got.descriptions.readouts);
 });
 
 test("a cut applied here draws the points and notes the Python reference draws", () => {

@@ -16,6 +16,7 @@ from ui.verdicts import verdict
 from ui.views import explore, figure_state
 from ui.views.block import block_figure
 from ui.views.depth import depth_figure, readouts_figure
+from ui.views.describe import block_description, depth_description, readouts_description
 from ui.views.tables import columns_and_rows, stage_rows
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -47,6 +48,28 @@ SETTLED = """() => !document.querySelector('[data-testid=stSkeleton]')
     .every(gd => gd._fullData && gd.querySelector('.main-svg'))
   && [...document.querySelectorAll('[data-testid=stDataFrame]')].every(df => df.querySelector('canvas'))"""
 RUNS = "() => window.__scriptStates.filter(s => s === 'running').length"
+
+
+# axe-core (Deque's accessibility engine, pinned in package-lock.json), run on the page as it is: the
+# WCAG 2.0 and 2.1 rules of levels A and AA.
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+AXE_RUN = """async () => {
+  const wcag21 = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+  const result = await axe.run(document, {runOnly: {type: 'tag', values: wcag21}});
+  return result.violations.map(v => [v.id, v.impact, v.nodes.map(n => n.target.join(' ') + ': '
+                                                                    + n.failureSummary.split('\\n')[1])]);
+}"""
+# Each chart's accessible name: its figure's aria-label (Streamlit's ``alt``, the instant Explorer's place).
+CHART_NAMES = """() => [...document.querySelectorAll('.js-plotly-plot')]
+  .filter(gd => gd.getBoundingClientRect().width > 0 && !gd.closest('[aria-hidden=true]'))  // (not one drawn ahead)
+  .map(gd => gd.closest('[role=figure]')?.getAttribute('aria-label') ?? null)"""
+
+
+def axe_violations(page) -> list:
+    """What axe-core finds on the page against WCAG 2.1 A and AA: (rule, impact, [element: why])."""
+    if not page.evaluate("() => typeof axe === 'object'"):
+        page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    return page.evaluate(AXE_RUN)
 
 
 def plain(html: str) -> str:
@@ -180,8 +203,8 @@ NUMBERS = """() => { const part = document.querySelector('.instant-numbers');
 
 
 def assert_shows(page, state: ExplorerState, lang: str = "en") -> None:
-    """The three charts draw what the view functions draw for ``state``, the verdict is its own and
-    the numbers table is its block's."""
+    """The three charts draw what the view functions draw for ``state`` and are named by its
+    descriptions, the verdict is its own and the numbers table is its block's."""
     t, result = Text(lang), explore(state)
     inside = figure_state("block", state)
     assert page.evaluate(NUMBERS) == {"title": t("explorer.numbers", block=state.shown_block),
@@ -195,6 +218,8 @@ def assert_shows(page, state: ExplorerState, lang: str = "en") -> None:
                 want = np.array([np.nan if v is None else v for v in np.asarray(tr[axis], dtype=object)], dtype=float)
                 np.testing.assert_allclose(np.array(d[axis], dtype=float), want, rtol=1e-9, atol=1e-12)
     assert page.inner_text(VERDICT).strip() == plain_text(verdict(state, result, t))
+    assert page.evaluate(CHART_NAMES) == [block_description(inside, explore(inside), t),
+                                          depth_description(state, result, t), readouts_description(state, result, t)]
 
 
 def click_label(page, text: str) -> None:

@@ -193,6 +193,7 @@ VARIABLE_SITES = {
     "pages/depth_lab.py": {"lab.note.heads", "lab.note.budget"},
     "ui/lab_views.py": {"lab.reading.post_ln_deep", "lab.reading.pre_ln_grows"},
     "ui/real_views.py": {k for k in EN if k.startswith("real.verdict.")} | {"real.intact", "real.ablated"},
+    "ui/text.py": {k for k in EN if k.startswith("plotly.")},
 }
 
 

@@ -64,7 +64,9 @@ export function build(root, data, mount) {
     (spec.under_block ? blockControls : controls).append(control(spec, mount.view, mount.changed, data.projector));
   }
   const figures = {}; // each place holds one drawn chart at a time (mount.kept has the others)
-  for (const name of ["block", "depth", "readouts"]) figures[name] = element("div", { class: `instant-place-${name}` });
+  for (const name of ["block", "depth", "readouts"]) {
+    figures[name] = element("div", { class: `instant-place-${name}`, role: "figure" });
+  }
   const pair = element("div", { class: "instant-pair" });
   const course = element("p", { class: "instant-course", role: "status" });
   const left = element("div");
@@ -88,7 +90,8 @@ export function numbersTable(part, title, numbers) {
     cells.forEach((cell, i) => row.append(i ? element("td", {}, cell) : element("th", { scope: "row" }, cell)));
     body.append(row);
   }
-  const [table, thead] = [element("table"), element("thead")];
+  // (it scrolls sideways on a narrow screen: focusable, so a keyboard can scroll it)
+  const [table, thead] = [element("table", { tabindex: "0", "aria-label": title }), element("thead")];
   thead.append(head);
   table.append(thead, body);
   part.replaceChildren(element("h3", {}, title), table);

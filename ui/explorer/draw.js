@@ -51,11 +51,11 @@ function shown(mount, name, source) {
 // What each place shows for ``view``: the depth and readouts figures with their cut, and the block
 // view's frame with the cut of the block and stage in focus (null while its range is not held).
 function sources(mount, view) {
-  const { setting, depthCut, readoutsCut, verdict, range, block, blockCut } =
+  const { setting, depthCut, readoutsCut, verdict, range, block, blockCut, descriptions } =
     select(mount.index, mount.figures, mount.held, view);
   const of = { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut],
     block: block ? [setting.block, blockCut] : [null] };
-  return { verdict, block, of, range };
+  return { verdict, block, of, range, descriptions };
 }
 
 function figureOf(mount, source) {
@@ -67,7 +67,7 @@ function figureOf(mount, source) {
 export async function draw(mount, data) {
   const Plotly = await loadPlotly(data.plotly);
   const view = mount.view;
-  const { verdict, block, of, range } = sources(mount, view);
+  const { verdict, block, of, range, descriptions } = sources(mount, view);
   if (!block) awaitRange(mount, range, () => draw(mount, mount.data));
   const fresh = [];
   for (const [name, source] of Object.entries(of)) {
@@ -75,6 +75,9 @@ export async function draw(mount, data) {
     if (gd) fresh.push([gd, source]);
   }
   mount.parts.verdict.textContent = verdict;
+  for (const [name, place] of Object.entries(mount.parts.figures)) { // each chart in words, for a screen reader
+    place.setAttribute("aria-label", descriptions[name] ?? data.texts.waiting);
+  }
   mount.parts.course.textContent = block && block.course_match ? data.texts.course_match : "";
   notes(mount.parts, data, view);
   if (block) numbersTable(mount.parts.numbers, block.numbers_title, block.numbers);

@@ -46,6 +46,8 @@ export function select(index, figures, held, view) {
   const part = held.get(range.part);
   const block = part ? part.settings[entry.blocks][shown - range.first] : null;
   const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
+  const [depth, readouts] = setting.descriptions[view.depth - 1];
   return { entry, setting, depthCut, readoutsCut, verdict: setting.verdicts[view.depth - 1], range, block,
-           blockCut: block ? block.stages[view.focus] : null };
+           blockCut: block ? block.stages[view.focus] : null,
+           descriptions: { depth, readouts, block: block ? block.descriptions[view.focus] : null } };
 }
