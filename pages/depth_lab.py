@@ -11,16 +11,19 @@ from ui.chrome import chart, language, on_phone
 from ui.controls import ExplorerState
 from ui.lab_views import (
     chart_notes,
+    curves_description,
     curves_figure,
     finding_rows,
     lab_setup,
     layer_zero,
+    published_description,
     published_figure,
     published_notes,
     run_reading,
     summary_rows,
 )
 from ui.text import Text
+from ui.views.describe import geometry_2d_description, geometry_3d_description
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
 from ui.views.tables import markdown_table
 from ui.widgets import lab_controls
@@ -46,7 +49,7 @@ if shown == "stack":
     if len(curves) < len(setups):
         st.warning(t("lab.over_time", shown=len(curves), total=len(setups), seconds=f"{MAX_SECONDS:.0f}"),
                    icon=":material/timer_off:")
-    chart(curves_figure(curves, t, projector, on_phone()), t, "lab_curves")
+    chart(curves_figure(curves, t, projector, on_phone()), t, "lab_curves", curves_description(curves, t))
     for note in chart_notes(curves, t):
         st.caption(note)
     st.markdown("\n".join(f"- {run_reading(variant, run, t)}" for variant, run in curves.items()))
@@ -63,17 +66,18 @@ else:
     st.markdown(markdown_table(finding_rows(paper, t)))
     st.info(t(f"paper.{shown}.reading"), icon=":material/menu_book:")
     if paper.published:
-        chart(published_figure(paper, t, projector), t, "paper_published")
+        chart(published_figure(paper, t, projector), t, "paper_published", published_description(paper, t))
         for note in published_notes(paper, t):
             st.caption(note)
         st.caption(t(f"paper.{shown}.figure_note", **layer_zero(paper.published)))
         st.caption(t(f"paper.{shown}.definition"))
     if paper.curves:
-        chart(curves_figure(paper.curves, t, projector, on_phone()), t, "paper_curves")
+        chart(curves_figure(paper.curves, t, projector, on_phone()), t, "paper_curves",
+              curves_description(paper.curves, t))
         for note in chart_notes(paper.curves, t):
             st.caption(note)
     else:
         state = ExplorerState(projector=projector, phone=on_phone())
-        chart(geometry_2d_figure(state, t), t, "paper_geometry_2d")
-        chart(geometry_3d_figure(state, t), t, "paper_geometry_3d")
+        chart(geometry_2d_figure(state, t), t, "paper_geometry_2d", geometry_2d_description(t))
+        chart(geometry_3d_figure(state, t), t, "paper_geometry_3d", geometry_3d_description(t))
 st.caption(t("lab.init_note"))

@@ -5,6 +5,7 @@ import streamlit as st
 from ui.chrome import chart, language, on_phone
 from ui.controls import ExplorerState
 from ui.text import Text
+from ui.views.describe import geometry_2d_description, geometry_3d_description
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
 
 t = Text(language())
@@ -12,8 +13,8 @@ state = ExplorerState(projector=st.session_state.get("projector_on", False), pho
 
 st.title(t("geometry.title"))
 st.markdown(t("geometry.intro"))
-chart(geometry_2d_figure(state, t), t, "geometry_2d")
+chart(geometry_2d_figure(state, t), t, "geometry_2d", geometry_2d_description(t))
 st.markdown(t("geometry.why_2d"))
-chart(geometry_3d_figure(state, t), t, "geometry_3d")
+chart(geometry_3d_figure(state, t), t, "geometry_3d", geometry_3d_description(t))
 st.markdown(t("geometry.why_3d"))
 st.page_link("pages/explorer.py", label=t("geometry.back"))

@@ -8,7 +8,14 @@ from blockstab.pretrained import ModelUnavailable
 from server.caches import real_comparison, real_figures, trained_model
 from ui.chrome import chart, language, on_phone
 from ui.examples import literal, markdown_text
-from ui.real_views import comparison_csv, layer_rows, verdict_text
+from ui.real_views import (
+    comparison_csv,
+    layer_rows,
+    layers_description,
+    meaning_description,
+    projection_description,
+    verdict_text,
+)
 from ui.text import Text
 from ui.views.tables import markdown_table
 from ui.widgets import real_controls
@@ -29,12 +36,12 @@ sentence, ablation = real_controls(t)
 comparison = real_comparison(sentence, ablation)
 layers, meaning, projection = real_figures(sentence, ablation, t.lang, projector, on_phone())
 st.info(verdict_text(comparison, t), icon=":material/insights:")
-chart(layers, t, "real_layers")
+chart(layers, t, "real_layers", layers_description(comparison, t))
 st.caption(t("real.tokens", count=len(comparison.tokens)) + " " + markdown_text(" ".join(comparison.tokens)))
-chart(meaning, t, "real_meaning")
+chart(meaning, t, "real_meaning", meaning_description(comparison, t))
 st.caption(t("real.meaning_note", incident=markdown_text(INCIDENT), paraphrase=markdown_text(PARAPHRASE),
              unrelated=markdown_text(UNRELATED)))
-chart(projection, t, "real_projection")
+chart(projection, t, "real_projection", projection_description(comparison, t))
 st.caption(t("real.projection_note"))
 st.caption(t("real.norm_off_note"))
 st.caption(t("real.out_of_distribution"))

@@ -28,7 +28,7 @@ import plotly.io
 from .controls import CONTROLS, MAX_EXPLORER_DEPTH, STAGE_FOCUS, ExplorerState
 from .examples import plain_text
 from .text import Text
-from .verdicts import verdict
+from .verdicts import headline, verdict
 from .views import explore
 from .views.block import block_cut, block_frame
 from .views.cut import ALONG_DEPTH
@@ -103,22 +103,22 @@ def _setting_entry(when: dict) -> dict:
 
 
 def setting_figures(state: ExplorerState, t: Text) -> dict:
-    """One setting's block view frame, depth and readouts figures, and its verdict and figure
-    descriptions at every depth from 1 to the Explorer's maximum, with the cuts per depth
+    """One setting's block view frame, depth and readouts figures, and its verdict, the verdict's
+    headline and the figures' descriptions at every depth from 1 to the Explorer's maximum, with the cuts per depth
     (``state``'s depth, block and stage are not read)."""
     deep = replace(state, depth=MAX_EXPLORER_DEPTH)
     result = explore(deep)
     depths = range(1, MAX_EXPLORER_DEPTH + 1)
+    firsts = [(replace(deep, depth=n), explore_first(deep, result, n)) for n in depths]
     return {
         "block": figure_json(block_frame(deep, t)),
         "depth": figure_json(depth_plane(deep, result, t)),
         "readouts": figure_json(readout_panels(deep, result, t)),
         "cuts": [[depth_cut(deep, result, t, n), readouts_cut(deep, result, t, n)] for n in depths],
-        "verdicts": [plain_text(verdict(replace(deep, depth=n), explore_first(deep, result, n), t,
-                                        compact=state.projector)) for n in depths],
-        "descriptions": [[depth_description(replace(deep, depth=n), first, t),
-                          readouts_description(replace(deep, depth=n), first, t)]
-                         for n in depths for first in [explore_first(deep, result, n)]],
+        "verdicts": [plain_text(verdict(shallow, first, t, compact=state.projector)) for shallow, first in firsts],
+        "headlines": [plain_text(headline(shallow, first, t, compact=state.projector)) for shallow, first in firsts],
+        "descriptions": [[depth_description(shallow, first, t), readouts_description(shallow, first, t)]
+                         for shallow, first in firsts],
     }
 
 
@@ -211,7 +211,8 @@ def selected(bundle: dict, view: dict) -> dict:
     depth_cut, readouts_cut = setting["cuts"][view["depth"] - 1]
     depth_text, readouts_text = setting["descriptions"][view["depth"] - 1]
     return {"entry": entry, "setting": setting, "depth_cut": depth_cut, "readouts_cut": readouts_cut,
-            "verdict": setting["verdicts"][view["depth"] - 1], "part": block_range["part"], "block": block,
+            "verdict": setting["verdicts"][view["depth"] - 1], "headline": setting["headlines"][view["depth"] - 1],
+            "part": block_range["part"], "block": block,
             "block_cut": block["stages"][view["focus"]] if block else None,
             "descriptions": {"depth": depth_text, "readouts": readouts_text,
                              "block": block["descriptions"][view["focus"]] if block else None}}

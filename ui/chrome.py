@@ -14,7 +14,7 @@ from streamlit.runtime.state import query_params as streamlit_query
 from blockstab.scenario import LESSON, Scenario, decode, encode
 
 from .controls import APP_CONTROLS, check_query
-from .examples import literal, problems_text
+from .examples import literal, markdown_text, problems_text
 from .text import LANG_TAGS, LANGUAGES, Text, language_for_locale, plotly_locale
 
 
@@ -36,7 +36,8 @@ APP_ICON = _stacked_blocks_icon()
 # rather than end in "…". A page's pair of planes (the Explorer's, the own example's) go one under
 # the other where side by side each would be too narrow to read (1024 px with the sidebar open: the
 # Explorer's depth plane was 50 px wide). A link to copy (For teachers) wraps rather than scroll in a
-# box a keyboard cannot reach; a caption keeps AA contrast.
+# box a keyboard cannot reach; a caption keeps AA contrast; nothing moves for a reader who asked for
+# reduced motion.
 APP_CSS = """<style>
 .st-key-figure_pair { container-type: inline-size; }
 @container (max-width: 800px) {
@@ -49,6 +50,10 @@ APP_CSS = """<style>
 [data-testid="stCode"] pre, [data-testid="stCode"] code { white-space: pre-wrap !important; overflow-wrap: anywhere; }
 [data-testid="stCaptionContainer"] { color: #666564; opacity: 1; }  /* 5.8:1 on white (Streamlit fades it to 3.9:1) */
 [data-testid="stMarkdownContainer"] table:focus-visible { outline: 2px solid #0072B2; outline-offset: 2px; }
+@media (prefers-reduced-motion: reduce) {
+  *, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important;
+                           transition-duration: 0.01ms !important; scroll-behavior: auto !important; }
+}
 @media (max-width: 640px) {
   .st-key-phone_hint { display: block; }
   [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
@@ -133,10 +138,12 @@ def app_chrome(t: Text) -> bool:
     return projector
 
 
-def chart(fig, t: Text, key: str, description: str | None = None, where=st) -> None:
+def chart(fig, t: Text, key: str, description: str, where=st) -> None:
     """A Plotly figure on the page (in ``where``: a column, the sidebar), its toolbar in ``t``'s
-    language and ``description`` its accessible name."""
+    language, ``description`` its accessible name and, but in projector mode, under it to unfold."""
     where.plotly_chart(fig, key=key, config=plotly_locale(t), alt=description)
+    if not st.session_state.get("projector_on", False):
+        where.expander(t("describe.show")).markdown(markdown_text(description))
 
 
 def query_problems() -> list[tuple[str, str]]:

@@ -32,7 +32,10 @@ def mount_data(controls: list[Control] | tuple[Control, ...], view: dict, t: Tex
                   "layernorm_2d": t("explorer.layernorm_2d_short") if projector else t("explorer.layernorm_2d"),
                   "why_link": t("explorer.why_link") if why_href else None, "why_href": why_href,
                   "rmsnorm_note": t("explorer.rmsnorm_note"), "course_match": t("explorer.course_match"),
-                  "waiting": t("describe.waiting"),  # a chart's name while its block range is on its way
+                  # the charts in words ("waiting": while a block range is on its way)
+                  "describe": t("describe.show"), "waiting": t("describe.waiting"),
+                  # after a change, in the live region: "{control}: {value}. {headline}"
+                  "changed": t("describe.changed"), "on": t("describe.on"), "off": t("describe.off"),
                   # by depth: a stack shallower than the block in focus shows its last block
                   "block_clamped": [t("explorer.block_clamped", depth=n) for n in range(1, MAX_EXPLORER_DEPTH + 1)]},
         "projector": projector,

@@ -19,6 +19,7 @@ from blockstab.papers import PaperRun, PublishedCurve
 
 from .numbers import readable
 from .text import Text
+from .views.describe import curve_text
 from .views.style import ink
 
 # Okabe-Ito, in a fixed order so a variant keeps its colour from chart to chart.
@@ -111,6 +112,18 @@ def curves_figure(curves: dict[str, DepthCurves], t: Text, projector: bool = Fal
         legend={"orientation": "h", "yanchor": "bottom", "y": 1 + (46 if projector else 34) / plot_height, "x": 0},
     )
     return ink(fig)
+
+
+def curves_description(curves: dict[str, DepthCurves], t: Text) -> str:
+    """The lab's chart in words: per panel, each run's curve from its first block to its last."""
+    parts = []
+    for panel in shown_panels(curves):
+        runs = [(variant, getattr(run, panel)) for variant, run in curves.items() if getattr(run, panel) is not None]
+        first = 1 if panel == "gradient_norm" else 0
+        parts.append(t("describe.panel", panel=t(f"lab.panel.{panel}"), curves=t("describe.separator").join(
+            t("describe.run", run=variant_label(variant, t), curve=curve_text(values, first, t))
+            for variant, values in runs)))
+    return t.sentences(parts)
 
 
 def chart_notes(curves: dict[str, DepthCurves], t: Text) -> list[str]:
@@ -224,6 +237,12 @@ def published_figure(run: PaperRun, t: Text, projector: bool = False) -> go.Figu
     fig.update_layout(title=t("lab.published.title"), height=560 if projector else 460, template="plotly_white",
                       font={"size": 20 if projector else 13}, margin={"l": 60, "r": 20, "t": 60, "b": 60})
     return ink(fig)
+
+
+def published_description(run: PaperRun, t: Text) -> str:
+    """The published curves beside ours, in words: per variant, each curve's first and last layer."""
+    return t.sentences(t("describe.published", run=variant_label(c.variant, t), ours=curve_text(c.ours, 0, t, "layer"),
+                         paper=curve_text(c.published, 0, t, "layer")) for c in run.published)
 
 
 def _span(values) -> str:

@@ -23,6 +23,7 @@ from blockstab.readouts import pairwise_cosines
 from .examples import plotly_text
 from .numbers import readable
 from .text import Text
+from .views.describe import curve_text
 from .views.style import OTHER_TOKENS, PLOTLY_WHITE, ink_layout, wrap
 
 ABLATED, INTACT = "#0072B2", OTHER_TOKENS
@@ -163,6 +164,36 @@ def meaning_figure(c: Comparison, t: Text, projector: bool = False) -> go.Figure
         "title": {"text": wrap(t("real.meaning_title"))}, "barmode": "group", "height": 300 if projector else 260,
         "template": PLOTLY_WHITE, "font": {"size": 18 if projector else 13},
         "margin": {"l": 20, "r": 20, "t": 70, "b": 60}, "legend": {"orientation": "h", "y": -0.45}})
+
+
+def layers_description(c: Comparison, t: Text) -> str:
+    """The per-layer readouts in words: per panel, each run's value at the embeddings and at the last block."""
+    return t.sentences(t("describe.panel", panel=t(f"real.panel.{panel}"), curves=t("describe.separator").join(
+        t("describe.run", run=t(name), curve=curve_text(getattr(getattr(c, run), panel), 0, t))
+        for name, run, _, _ in shown_runs(c))) for panel in PANELS)
+
+
+def meaning_description(c: Comparison, t: Text) -> str:
+    """The similarity bars in words, as their labels print them."""
+    values = {"intact": (c.intact_paraphrase, c.intact_unrelated), "ablated": (c.paraphrase, c.unrelated)}
+    return t("describe.meaning", bars=t("describe.separator").join(
+        t("describe.run", run=t(name), curve=t("describe.similarities", paraphrase=f"{values[run][0]:.3f}",
+                                                unrelated=f"{values[run][1]:.3f}"))
+        for name, run, _, _ in shown_runs(c)))
+
+
+def separate_points(points: np.ndarray) -> int:
+    """How many separate points ``points`` make on the projection (within 0.01: one point)."""
+    return len(np.unique(np.round(points, 2), axis=0))
+
+
+def projection_description(c: Comparison, t: Text) -> str:
+    """The projection in words: per run, how many separate points the tokens make at the embeddings
+    and at the last block."""
+    return t("describe.projection", n=len(c.tokens), runs=t("describe.separator").join(
+        t("describe.run", run=t(name), curve=t("describe.points", first=separate_points(getattr(c, f"{run}_points")[0]),
+                                                last=separate_points(getattr(c, f"{run}_points")[-1]), block=DEPTH))
+        for name, run, _, _ in shown_runs(c)))
 
 
 PROJECTION_COLUMNS = 4  # seven panels on two rows, the legend in the eighth place (two a row on a phone)

@@ -30,7 +30,7 @@ from ui.bundle import FIGURES, range_part, read_part
 from ui.controls import ExplorerState
 from ui.examples import plain_text
 from ui.text import Text
-from ui.verdicts import verdict
+from ui.verdicts import headline, verdict
 from ui.views import explore
 from ui.views.tables import stage_csv
 
@@ -222,18 +222,48 @@ def test_a_jump_to_a_range_built_is_read_from_the_app_with_no_rerun(page, fresh_
     assert_healthy(page)
 
 
+ANNOUNCED = "() => document.querySelector('.instant-announced').textContent"
+# How many times the live region has spoken since this was run.
+COUNT_ANNOUNCEMENTS = """() => { window.__announced = 0; new MutationObserver(() => window.__announced += 1)
+  .observe(document.querySelector('.instant-announced'), {childList: true, characterData: true, subtree: true}); }"""
+
+
+def announcement(t: Text, control: str, value: str, state: ExplorerState) -> str:
+    """What the live region says after a change to ``state``: the control, its value, the headline."""
+    return t("describe.changed", control=t(control), value=value,
+             headline=plain_text(headline(state, explore(state), t)))
+
+
 def test_the_controls_work_from_the_keyboard_with_a_visible_focus_ring(page, app_url):
+    """And after each change a screen reader hears one sentence: the control, its value and the
+    verdict's headline; a key held on the depth slider is announced once, at the depth it settles on."""
     t = Text("en")
     open_app(page, f"{app_url}/?lang=en")
     switch = page.get_by_role("switch", name=t("control.residual"))
+    assert switch.evaluate("e => getComputedStyle(e).transitionDuration") != "0s"
+    page.emulate_media(reduced_motion="reduce")  # a reader who asked for no motion: the switch does not slide
+    assert switch.evaluate("e => getComputedStyle(e).transitionDuration") == "0s"
     switch.focus()
     page.keyboard.press("Space")
     wait_for_view(page, residual=False)
     assert page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle") != "none"
+    said = announcement(t, "control.residual", t("describe.off"), ExplorerState(residual=False))
+    page.wait_for_function(f"said => ({ANNOUNCED})() === said", arg=said)
     depth = page.get_by_role("slider", name=t("control.depth"))
     depth.focus()
     page.keyboard.press("ArrowRight")
     wait_for_view(page, residual=False, depth=25)
+    page.keyboard.press("Home")
+    wait_for_view(page, depth=1)
+    said = announcement(t, "control.depth", "1", ExplorerState(residual=False, depth=1))
+    page.wait_for_function(f"said => ({ANNOUNCED})() === said", arg=said)
+    page.evaluate(COUNT_ANNOUNCEMENTS)
+    for _ in range(5):
+        page.keyboard.press("ArrowRight")
+    wait_for_view(page, depth=6)
+    said = announcement(t, "control.depth", "6", ExplorerState(residual=False, depth=6))
+    page.wait_for_function(f"said => ({ANNOUNCED})() === said", arg=said)
+    assert page.evaluate("() => window.__announced") == 1
     page.keyboard.press("Home")
     wait_for_view(page, depth=1)
     page.get_by_role("radio", name=t("option.placement.pre")).focus()

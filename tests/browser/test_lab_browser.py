@@ -11,6 +11,7 @@ from blockstab.lab import LabSetup, compared_setups
 from blockstab.papers import FIGURE_2_CONFIGS, dong_figure_2
 from support.browser import (
     ALL_DRAWN,
+    CHART_NAMES,
     EXCEPTION,
     IDLE,
     READY,
@@ -26,6 +27,7 @@ from support.browser import (
 from support.text import says
 from ui.lab_views import PANELS, variant_label
 from ui.text import Text
+from ui.views.describe import curve_text
 
 pytestmark = pytest.mark.browser
 
@@ -66,6 +68,8 @@ def test_the_lab_draws_four_panels_for_the_default_stack(new_page, app_url):
     assert {d["name"] for d in drawn} == {variant_label(v, t) for v in variants}
     assert {len(d["x"]) for d in drawn} == {LabSetup().depth, LabSetup().depth + 1}
     assert page.locator(f"{TABLE} tbody tr").count() == len(variants)
+    (name,) = page.evaluate(CHART_NAMES)  # the chart described: each panel, each run (numbers: test_lab_views.py)
+    assert all(t(f"lab.panel.{p}") in name for p in PANELS) and all(variant_label(v, t) in name for v in variants)
 
 
 def test_choosing_a_paper_shows_its_badges_its_figure_and_back(page, app_url):
@@ -95,6 +99,8 @@ def test_choosing_a_paper_shows_its_badges_its_figure_and_back(page, app_url):
         assert ours["name"] == t("lab.published.ours", run=label, seeds=32) and len(ours["y"]) == 13
         assert paper["name"] == t("lab.published.paper", run=label)
         assert paper["y"] == published[FIGURE_2_CONFIGS[variant]].tolist()
+        assert t("describe.published", run=label, ours=curve_text(ours["y"], 0, t, "layer"),
+                 paper=curve_text(paper["y"], 0, t, "layer")) in page.evaluate(CHART_NAMES)[0]
     # Back to the user's stack: the stack's settings from the link are still there.
     n = runs(page)
     page.get_by_text(t("option.lab_show.stack"), exact=True).click()

@@ -27,8 +27,9 @@ def main() -> None:
         view = {**entry["when"], "depth": depth, "block": block, "focus": focus}
         pick = selected(bundle, view)
         picks.append({"view": view, "entry": pick["entry"], "part": pick["part"], "verdict": pick["verdict"],
-                      "depth_cut": pick["depth_cut"], "readouts_cut": pick["readouts_cut"],
-                      "block_cut": pick["block_cut"], "descriptions": pick["descriptions"],
+                      "headline": pick["headline"], "depth_cut": pick["depth_cut"],
+                      "readouts_cut": pick["readouts_cut"], "block_cut": pick["block_cut"],
+                      "descriptions": pick["descriptions"],
                       "numbers_title": pick["block"]["numbers_title"] if pick["block"] else None})
         if block == 45 and focus == "attention":
             for name, base, cut in (("depth", pick["setting"]["depth"], pick["depth_cut"]),

@@ -26,6 +26,7 @@ test("each view picks what the Python reference picks", () => {
     assert.deepEqual(settingOf(bundle.index, want.view), want.entry);
     assert.equal(rangeOf(bundle.index, want.view)[1].part, want.part);
     assert.equal(got.verdict, want.verdict);
+    assert.equal(got.headline, want.headline);
     assert.deepEqual([got.depthCut, got.readoutsCut, got.blockCut], [want.depth_cut, want.readouts_cut, want.block_cut]);
     assert.deepEqual(got.descriptions, want.descriptions);
     assert.equal(got.block ? got.block.numbers_title : null, want.numbers_title);

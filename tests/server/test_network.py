@@ -56,8 +56,11 @@ def test_no_page_renders_user_content_as_html():
         text = path.read_text(encoding="utf-8")
         assert "unsafe_allow_html" not in text, path
         if "st.html(" in text:
-            assert path.name == "chrome.py" and text.count("st.html(") == 1
+            assert path.name == "chrome.py" and text.count("st.html(") == 2
             assert 'st.html(APP_CSS + (PROJECTOR_CSS if projector else ""))' in text
+            # the one script: a constant and the page's language tag, nothing a user sent
+            assert 'st.html(PAGE_SCRIPT.replace("LANG", LANG_TAGS[t.lang]), unsafe_allow_javascript=True)' in text
+        assert text.count("unsafe_allow_javascript") == (path.name == "chrome.py"), path
 
 
 # --- the guard can fail -----------------------------------------------------------------------------

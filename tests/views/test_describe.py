@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,15 @@ from ui.examples import side_name, token_labels
 from ui.numbers import fixed, readable, vector_text
 from ui.text import Text
 from ui.views import explore
-from ui.views.describe import block_description, depth_description, readouts_description, tokens_description
+from ui.views.describe import (
+    block_description,
+    depth_description,
+    geometry_2d_description,
+    geometry_3d_description,
+    readouts_description,
+    tokens_description,
+)
+from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
 
 STATES = st.builds(lambda setting, depth, block, focus, scenario, example: ExplorerState(
     **setting, depth=depth, block=block, focus=focus, scenario=scenario, example=PRESETS[example]),
@@ -101,3 +110,24 @@ def test_a_stream_that_overflows_is_said_to_overflow_in_both_languages():
     assert first_lost(result.trace.stream, 0) == 80
     assert "block 80" in depth_description(state, result, Text("en"))
     assert "第 80 个 block" in readouts_description(state, result, Text("zh"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_geometry_descriptions_state_what_their_figures_draw(lang):
+    """The lengths and LayerNorm's spots, recomputed from the points each figure draws."""
+    t = Text(lang)
+    fig = geometry_2d_figure(ExplorerState(), t)
+    inputs, rms, _, ln = (np.column_stack([trace.x, trace.y]) for trace in fig.data)
+    text = geometry_2d_description(t)
+    for drawn in (inputs, rms):
+        lengths = np.hypot(*drawn.T)
+        assert fixed(float(lengths.min())) in text and fixed(float(lengths.max())) in text
+    for spot in ([1, -1], [-1, 1]):
+        near = np.linalg.norm(ln - spot, axis=1) < 0.01
+        assert f"{vector_text(spot)}" in text and str(int(near.sum())) in text
+    assert sum(np.sum(np.linalg.norm(ln - spot, axis=1) < 0.01) for spot in ([1, -1], [-1, 1])) == len(ln)
+    (circle,) = geometry_3d_figure(ExplorerState(), t).data
+    plane = np.column_stack([circle.x, circle.y])
+    radius = np.hypot(*plane.T)
+    text = geometry_3d_description(t)
+    assert str(len(plane)) in text and fixed(float(radius.min())) in text and fixed(float(radius.max())) in text

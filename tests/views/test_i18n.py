@@ -56,6 +56,8 @@ FAMILIES = {
     "control.*": {f"control.{c.key}" for c in (*CONTROLS, *APP_CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS)},
     "help.*": {f"help.{c.key}" for c in (*CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS)},
     "lang.*": {f"lang.{code}" for code in LANGUAGES},
+    "describe.curve.*": {"describe.curve.block", "describe.curve.layer"},
+    "describe.curve_lost.*": {"describe.curve_lost.block", "describe.curve_lost.layer"},
     # The lesson pages: keys derived from the ids in ui/lessons.py and ui/views/tables.py.
     "tour.*.title": {f"tour.{s.id}.title" for s in TOUR},
     "tour.*.body": {f"tour.{s.id}.body" for s in TOUR},

@@ -31,10 +31,12 @@ from ui.lab_views import (
     PANELS,
     VARIANT_PARTS,
     chart_notes,
+    curves_description,
     curves_figure,
     finding_rows,
     lab_setup,
     layer_zero,
+    published_description,
     published_figure,
     published_notes,
     run_reading,
@@ -151,6 +153,41 @@ def test_the_chart_draws_exactly_the_computed_values(lang):
         assert axis.type == ("log" if panel in LOG_PANELS else "linear")
     legend_names = [tr.name for tr in fig.data if tr.showlegend]
     assert legend_names == [variant_label(v, t) for v in curves] and len(set(legend_names)) == len(curves)
+
+
+@LANGS
+def test_the_charts_description_gives_each_runs_first_and_last_value_per_panel(lang):
+    """The description (the chart's accessible name) states, per panel and run, the first and the last
+    value the chart draws; a run that overflows is said to, from the block where its line stops."""
+    t = Text(lang)
+    setup = LabSetup(d_model=16, tokens=8, heads=2, depth=3)
+    curves = {"this": made_curves(setup, [1.0, 0.5, 0.1, 0.01], [0.1, 0.2, 0.3, 0.4], [1.0, 2.0, 3.0, 4.0],
+                                  [3.0, 2.0, 1.0]),
+              "skip.bert": made_curves(setup, [1.0, 0.9, 0.8, 0.7], [0.1, 0.1, 0.1, 0.1], [1.0, 1e200, np.inf, np.nan],
+                                       [5.0, 6.0, 7.0])}
+    text = curves_description(curves, t)
+    fig = curves_figure(curves, t)
+    for panel_index, panel in enumerate(PANELS):
+        said = text.split(t(f"lab.panel.{panel}"))[1]
+        for variant in curves:
+            trace = traces(fig, variant_label(variant, t))[panel_index]
+            mine = said.split(t("describe.run", run=variant_label(variant, t), curve=""))[1]
+            drawn = [v for v in trace.y if v is not None]
+            if len(drawn) == len(trace.y):
+                assert t("describe.curve.block", start=readable(drawn[0]), end=readable(drawn[-1]),
+                         last=trace.x[-1]) in mine
+            else:  # the line stops: said from the first block it does not reach
+                assert t("describe.curve_lost.block", start=readable(drawn[0]), at=trace.x[len(drawn)]) in mine
+
+
+@LANGS
+def test_the_published_figures_description_gives_both_curves_ends(lang):
+    t = Text(lang)
+    run = published_run([[0.62, 0.04, 0.0], [0.62, 0.6, 0.5]], [[0.61, 0.02, 0.0], [0.61, 0.57, 0.56]])
+    text = published_description(run, t)
+    for curve in run.published:
+        for values in (curve.ours, curve.published):
+            assert t("describe.curve.layer", start=readable(values[0]), end=readable(values[-1]), last=2) in text
 
 
 @LANGS

@@ -16,6 +16,7 @@ import pytest
 from blockstab.ablations import INCIDENT, NORM_OFF, SCOPES, Ablation, compare, project, projection_axes
 from blockstab.pretrained import DEPTH, load_model
 from ui import real_views
+from ui.numbers import readable
 from ui.real_views import (
     COLLAPSED,
     KEPT,
@@ -24,9 +25,12 @@ from ui.real_views import (
     TELLS_APART,
     comparison_csv,
     findings,
+    layers_description,
     layers_figure,
+    meaning_description,
     meaning_figure,
     panel_centre,
+    projection_description,
     projection_figure,
 )
 from ui.text import Text
@@ -214,3 +218,24 @@ def test_canonical_ablations_name_one_view_once():
         for layer in range(1, DEPTH + 1):
             other = Ablation(view.residual, view.norm, layer, view.norm_off)
             assert (other.canonical == view) == (other.config == view.config)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("ablation", ABLATIONS[:6], ids=repr)
+def test_each_figures_description_states_what_it_draws(runs, ablation, lang):
+    """Every number a Real model figure's description gives is read here off the figure's own
+    traces: each line's first and last point, each bar's label, each run's separate points."""
+    c, t = runs[ablation], Text(lang)
+    layers = layers_figure(c, t)
+    text = layers_description(c, t)
+    for trace in layers.data:
+        finite = np.all(np.isfinite(trace.y))
+        assert trace.name in text and readable(trace.y[0]) in text and (not finite or readable(trace.y[-1]) in text)
+    text = meaning_description(c, t)
+    for bar in meaning_figure(c, t).data:
+        assert bar.name in text and all(label in text for label in bar.text)
+    text = projection_description(c, t)
+    for trace in projection_figure(c, t).data:
+        points = np.column_stack([trace.x, trace.y]).reshape(DEPTH + 1, len(c.tokens), 2)
+        last = len(np.unique(np.round(points[-1] - panel_centre(DEPTH), 2), axis=0))  # (as the panel shows them)
+        assert trace.name in text and str(last) in text

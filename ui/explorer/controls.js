@@ -63,19 +63,25 @@ export function build(root, data, mount) {
   for (const spec of data.controls) {
     (spec.under_block ? blockControls : controls).append(control(spec, mount.view, mount.changed, data.projector));
   }
-  const figures = {}; // each place holds one drawn chart at a time (mount.kept has the others)
+  // Each place holds one drawn chart at a time (mount.kept has the others); under it, the chart in words.
+  const [figures, described] = [{}, {}];
   for (const name of ["block", "depth", "readouts"]) {
     figures[name] = element("div", { class: `instant-place-${name}`, role: "figure" });
+    described[name] = element("details", { class: "instant-describe" });
+    described[name].append(element("summary", {}, data.texts.describe), element("p"));
   }
   const pair = element("div", { class: "instant-pair" });
   const course = element("p", { class: "instant-course", role: "status" });
-  const left = element("div");
-  left.append(figures.block, ...(blockControls.childElementCount ? [blockControls] : []), course);
-  pair.append(left, figures.depth);
+  const [left, right] = [element("div"), element("div")];
+  left.append(figures.block, described.block, ...(blockControls.childElementCount ? [blockControls] : []), course);
+  right.append(figures.depth, described.depth);
+  pair.append(left, right);
   const numbers = element("section", { class: "instant-numbers" });
-  mount.parts = { verdict: element("p", { class: "instant-verdict", role: "status", "aria-live": "polite" }),
-                  notes: element("div", { class: "instant-notes" }), course, figures, numbers };
-  root.append(controls, mount.parts.verdict, mount.parts.notes, pair, figures.readouts, numbers);
+  mount.parts = { verdict: element("p", { class: "instant-verdict" }), notes: element("div", { class: "instant-notes" }),
+                  course, figures, described, numbers,
+                  announced: element("p", { class: "instant-announced", role: "status" }) }; // (draw.js announce)
+  root.append(controls, mount.parts.verdict, mount.parts.notes, pair, figures.readouts, described.readouts, numbers,
+              mount.parts.announced);
 }
 
 // The block's numbers (ui/views/tables.py stage_rows, sent with its block view) as a table: every

@@ -51,11 +51,11 @@ function shown(mount, name, source) {
 // What each place shows for ``view``: the depth and readouts figures with their cut, and the block
 // view's frame with the cut of the block and stage in focus (null while its range is not held).
 function sources(mount, view) {
-  const { setting, depthCut, readoutsCut, verdict, range, block, blockCut, descriptions } =
+  const { setting, depthCut, readoutsCut, verdict, headline, range, block, blockCut, descriptions } =
     select(mount.index, mount.figures, mount.held, view);
   const of = { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut],
     block: block ? [setting.block, blockCut] : [null] };
-  return { verdict, block, of, range, descriptions };
+  return { verdict, headline, block, of, range, descriptions };
 }
 
 function figureOf(mount, source) {
@@ -67,7 +67,7 @@ function figureOf(mount, source) {
 export async function draw(mount, data) {
   const Plotly = await loadPlotly(data.plotly);
   const view = mount.view;
-  const { verdict, block, of, range, descriptions } = sources(mount, view);
+  const { verdict, headline, block, of, range, descriptions } = sources(mount, view);
   if (!block) awaitRange(mount, range, () => draw(mount, mount.data));
   const fresh = [];
   for (const [name, source] of Object.entries(of)) {
@@ -75,8 +75,10 @@ export async function draw(mount, data) {
     if (gd) fresh.push([gd, source]);
   }
   mount.parts.verdict.textContent = verdict;
-  for (const [name, place] of Object.entries(mount.parts.figures)) { // each chart in words, for a screen reader
+  announce(mount, data, headline);
+  for (const [name, place] of Object.entries(mount.parts.figures)) { // each chart in words: its name, and under it
     place.setAttribute("aria-label", descriptions[name] ?? data.texts.waiting);
+    mount.parts.described[name].lastChild.textContent = descriptions[name] ?? data.texts.waiting;
   }
   mount.parts.course.textContent = block && block.course_match ? data.texts.course_match : "";
   notes(mount.parts, data, view);
@@ -94,6 +96,26 @@ export async function draw(mount, data) {
   for (const beside of [ranges[at + 1], ranges[at - 1]]) if (beside) holdRange(mount, beside);
   const generation = mount.generation;
   requestIdleCallback(() => drawAhead(mount, data, generation));
+}
+
+// After a change, one sentence in the live region for a screen reader: the control and its new value,
+// then the verdict's headline (not the whole verdict), once the view has settled for ANNOUNCE_MS (a
+// dragged slider is announced once, at its last value).
+const ANNOUNCE_MS = 500;
+
+function announce(mount, data, headline) {
+  const key = mount.changedKey;
+  if (!key) return;
+  clearTimeout(mount.announcing);
+  mount.announcing = setTimeout(() => {
+    const spec = data.controls.find((s) => s.key === key);
+    const value = mount.view[key];
+    const said = spec.kind === "toggle" ? data.texts[value ? "on" : "off"]
+      : spec.kind === "choice" ? spec.options.find(([option]) => option === value)[1] : String(value);
+    mount.parts.announced.textContent = data.texts.changed.replace("{control}", spec.label)
+      .replace("{value}", said).replace("{headline}", headline);
+    mount.changedKey = null;
+  }, ANNOUNCE_MS);
 }
 
 // In idle time after a draw, one chart per idle callback while nothing else happened: the charts of

@@ -30,6 +30,7 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
     mount.changed = (key, value, report) => {
       if (mount.view[key] !== value) {
         if (key === "depth") mount.step = Math.sign(value - mount.view.depth);
+        mount.changedKey = key; // (announced once drawn: draw.js)
         mount.generation += 1;
         mount.view = { ...mount.view, [key]: value };
         if (mount.figures) draw(mount, mount.data);

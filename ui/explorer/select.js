@@ -47,7 +47,8 @@ export function select(index, figures, held, view) {
   const block = part ? part.settings[entry.blocks][shown - range.first] : null;
   const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
   const [depth, readouts] = setting.descriptions[view.depth - 1];
-  return { entry, setting, depthCut, readoutsCut, verdict: setting.verdicts[view.depth - 1], range, block,
+  return { entry, setting, depthCut, readoutsCut, verdict: setting.verdicts[view.depth - 1],
+           headline: setting.headlines[view.depth - 1], range, block,
            blockCut: block ? block.stages[view.focus] : null,
            descriptions: { depth, readouts, block: block ? block.descriptions[view.focus] : null } };
 }

@@ -21,6 +21,7 @@ from .style import (
     INK,
     OTHER_TOKENS,
     SCENARIO_COLOURS,
+    SCENARIO_SYMBOLS,
     TARGET,
     bottom_margin,
     layout,
@@ -132,7 +133,8 @@ def block_cut(state: ExplorerState, result: Exploration, t: Text) -> dict:
                 "mode": "lines+markers", "name": label, "legendgroup": scenario, "showlegend": focused,
                 "line": {"color": colour, "width": s["line"] * (1.6 if focused else 0.6),
                          "dash": "solid" if focused else "dot"},
-                "marker": {"size": [0, s["marker"] if focused else s["marker"] / 2], "color": colour},
+                "marker": {"size": [0, s["marker"] if focused else s["marker"] / 2], "color": colour,
+                           "symbol": SCENARIO_SYMBOLS[scenario]},
                 "meta": label, **xy_hover([start, end], "%{meta}<br>"),
             })
             if focused:  # one value per sentence: more would print over each other on a small chart

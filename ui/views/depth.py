@@ -25,6 +25,8 @@ from .style import (
     INK,
     OTHER_TOKENS,
     SCENARIO_COLOURS,
+    SCENARIO_DASHES,
+    SCENARIO_SYMBOLS,
     TARGET,
     layout,
     log_axis,
@@ -123,8 +125,9 @@ def depth_plane(state: ExplorerState, result: Exploration, t: Text, frames: list
         data.append({
             "type": "scatter", "x": path[:, 0], "y": path[:, 1], "mode": "lines+markers",
             "name": t("legend.path", scenario=plotly_text(side_name(state.example, scenario, t))),
-            "line": {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2},
+            "line": {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2, "dash": SCENARIO_DASHES[scenario]},
             "marker": {"size": _path_marker(state), "color": blocks, "colorscale": "Viridis",
+                       "symbol": SCENARIO_SYMBOLS[scenario],
                        "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block"), "font": {"color": INK}},
                                                            "tickfont": {"color": INK}, "x": 1.02, "tick0": 0}},
             # each block's vector written as the course writes it (ui.numbers: 7.89 × 10⁷⁸, not 79 digits)
@@ -139,7 +142,8 @@ def depth_plane(state: ExplorerState, result: Exploration, t: Text, frames: list
         data.append({"type": "scatter", "mode": "markers+text", "name": t("legend.now"), "showlegend": False,
                      "cliponaxis": False,
                      "textfont": {"color": text_colour(SCENARIO_COLOURS[scenario]), "size": s["font"] - 2},
-                     "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2, "symbol": "circle-open",
+                     "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2,
+                                "symbol": f"{SCENARIO_SYMBOLS[scenario]}-open",
                                 "line": {"width": 4}}})
     fig = go.Figure({"data": data, "layout": controls or {}, "frames": list(frames)}, skip_invalid=False,
                     _validate=False)
@@ -352,10 +356,10 @@ def readout_panels(state: ExplorerState, result: Exploration, t: Text) -> go.Fig
                         horizontal_spacing=0.14, subplot_titles=titles)
     traces = []  # (panel, trace): added in one call, Plotly's per-call subplot lookup is the slow part
     for row, scenario in enumerate(state.scenarios):
-        line = {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 1.5}
+        line = {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 1.5, "dash": SCENARIO_DASHES[scenario]}
         common = {"type": "scatter", "x": blocks, "name": plotly_text(side_name(state.example, scenario, t)),
                   "legendgroup": scenario, "line": line, "mode": "lines+markers",
-                  "marker": {"size": s["marker"] / 2.5}}  # a lone point still shows
+                  "marker": {"size": s["marker"] / 2.5, "symbol": SCENARIO_SYMBOLS[scenario]}}  # (a lone point shows)
         traces += [
             ("norm", {**common, "y": _floored(r.action_norm[:, row], size_floor)}),
             ("nearest", {**common, "y": r.action_nearest_angle[:, row], "showlegend": False}),

@@ -14,6 +14,7 @@ from ..numbers import fixed, readable, vector_text
 from ..text import Text
 from .block import stage_label
 from .exploration import Exploration
+from .geometry import normalized_2d, normalized_3d_plane
 
 
 def direction(v) -> str:
@@ -104,6 +105,43 @@ def readouts_description(state: ExplorerState, result: Exploration, t: Text) -> 
     if len(state.scenarios) == 2 and math.isfinite(r.scenario_angle[-1]):
         parts.append(t("describe.sentences", angle=readable(float(r.scenario_angle[-1]))))
     return t.sentences(parts)
+
+
+def curve_text(values: np.ndarray, first: int, t: Text, unit: str = "block") -> str:
+    """A curve in words: its value at the first and last block (or ``layer``), or from which one
+    on it overflowed."""
+    values = np.asarray(values, dtype=float)
+    finite = np.isfinite(values)
+    if not finite.all():
+        lost = int(np.argmin(finite))
+        return t(f"describe.curve_lost.{unit}", start=readable(float(values[0])), at=lost + first)
+    return t(f"describe.curve.{unit}", start=readable(float(values[0])), end=readable(float(values[-1])),
+             last=len(values) - 1 + first)
+
+
+def spread(values: np.ndarray) -> str:
+    """The range of some lengths, as the numbers table rounds them: "1.414" when all round alike."""
+    low, high = fixed(float(values.min())), fixed(float(values.max()))
+    return low if low == high else f"{low}–{high}"
+
+
+def geometry_2d_description(t: Text) -> str:
+    """The 2-D panels: the inputs' lengths; RMSNorm's outputs' lengths; the spots LayerNorm's outputs
+    land on (outputs within 0.01 of each other share a spot on the chart) and how many on each."""
+    x, rms, ln = normalized_2d()
+    spots, which = np.unique(np.round(ln, 2), axis=0, return_inverse=True)
+    landed = t("describe.separator").join(
+        t("describe.landed", vector=vector_text(ln[which == i].mean(axis=0)), count=int(np.sum(which == i)))
+        for i in range(len(spots)))
+    return t.sentences([t("describe.geometry_2d", n=len(x), inputs=spread(np.hypot(*x.T)),
+                          rms=spread(np.hypot(*rms.T))),
+                        t("describe.geometry_2d_ln", points=len(spots), landed=landed)])
+
+
+def geometry_3d_description(t: Text) -> str:
+    """The 3-D panel: every LayerNorm output's distance from the centre of the plane it lies in."""
+    plane = normalized_3d_plane()
+    return t("describe.geometry_3d", n=len(plane), radius=spread(np.hypot(*plane.T)))
 
 
 DESCRIPTIONS = {"tokens": tokens_description, "block": block_description, "depth": depth_description,

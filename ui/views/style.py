@@ -18,8 +18,11 @@ from ..examples import axis_names, plotly_text
 from ..numbers import LARGE, vector_text
 from ..text import Text
 
-# Okabe-Ito: distinguishable with every common colour-vision deficiency.
+# Okabe-Ito: distinguishable with every common colour-vision deficiency (tests/views/test_colours.py);
+# the two sentences also differ without colour: in marker shape and, along depth, in line dash.
 SCENARIO_COLOURS = {"confirmed": "#0072B2", "not_confirmed": "#D55E00"}
+SCENARIO_SYMBOLS = {"confirmed": "circle", "not_confirmed": "diamond"}
+SCENARIO_DASHES = {"confirmed": "solid", "not_confirmed": "dashdot"}
 OTHER_TOKENS = "#999999"
 TARGET = "#009E73"
 PLOTLY_WHITE = pio.templates["plotly_white"].to_plotly_json()
