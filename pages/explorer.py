@@ -28,7 +28,7 @@ def switched(state: ExplorerState, instant: list[Control], shown: dict) -> None:
     state = shown["state"] = with_reported_view(state, instant)
     explorer = st.container()
     st.download_button(t("download.csv"), partial(explored_csv, state), file_name="blockstab-action-token.csv",
-                       mime="text/csv", key="download_csv")  # written when clicked
+                       mime="text/csv", key="download_csv", on_click="ignore")  # written when clicked
     with explorer:  # above the download, and run last: it may build a block range once all else is sent
         instant_explorer(state, instant, t)
 
@@ -45,5 +45,7 @@ if not projector:
 shown = st.session_state.setdefault("explorer_shown", {})  # the view the browser last reported
 switched(state, instant, shown)
 # Outside the fragment, so a report-back does not resend it; zipped when clicked, for the view then shown.
+# A download reruns nothing ("ignore"): a rerun replaced the file being fetched, and the click saved nothing.
 st.download_button(t("download.take_home"), lambda: take_home_zip(shown["state"], t.lang),
-                   file_name="blockstab-explorer.zip", mime="application/zip", key="download_take_home")
+                   file_name="blockstab-explorer.zip", mime="application/zip", key="download_take_home",
+                   on_click="ignore")

@@ -127,12 +127,15 @@ def _set_language() -> None:
 
 
 def app_chrome(t: Text) -> bool:
-    """Sidebar language switch and projector toggle; returns whether projector mode is on."""
+    """Sidebar language switch, projector toggle and the keys that work everywhere; returns whether
+    projector mode is on."""
     with st.sidebar:
         st.radio(t("control.lang"), LANGUAGES, index=LANGUAGES.index(t.lang), key="lang_choice",
                  format_func=lambda code: t("lang." + code), horizontal=True, on_change=_set_language)
         projector = st.toggle(t("control.projector"), value=APP_CONTROLS[1].default, key="projector",
                               bind="query-params")
+        with st.expander(t("keys.title"), icon=":material/keyboard:"):
+            st.markdown(t("keys.body"))
         st.html(PAGE_SCRIPT.replace("LANG", LANG_TAGS[t.lang]), unsafe_allow_javascript=True)
     st.html(APP_CSS + (PROJECTOR_CSS if projector else ""))
     return projector

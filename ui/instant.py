@@ -33,7 +33,7 @@ def mount_data(controls: list[Control] | tuple[Control, ...], view: dict, t: Tex
                   "why_link": t("explorer.why_link") if why_href else None, "why_href": why_href,
                   "rmsnorm_note": t("explorer.rmsnorm_note"), "course_match": t("explorer.course_match"),
                   # the charts in words ("waiting": while a block range is on its way)
-                  "describe": t("describe.show"), "waiting": t("describe.waiting"),
+                  "skip": t("keys.skip"), "describe": t("describe.show"), "waiting": t("describe.waiting"),
                   # after a change, in the live region: "{control}: {value}. {headline}"
                   "changed": t("describe.changed"), "on": t("describe.on"), "off": t("describe.off"),
                   # by depth: a stack shallower than the block in focus shows its last block

@@ -70,7 +70,9 @@ export function build(root, data, mount) {
     described[name] = element("details", { class: "instant-describe" });
     described[name].append(element("summary", {}, data.texts.describe), element("p"));
   }
-  const pair = element("div", { class: "instant-pair" });
+  const pair = element("div", { class: "instant-pair", id: "instant-figures", tabindex: "-1" });
+  const skip = element("a", { class: "instant-skip", href: "#instant-figures" }, data.texts.skip);
+  skip.addEventListener("click", (event) => { event.preventDefault(); pair.focus(); }); // (the URL keeps no #)
   const course = element("p", { class: "instant-course", role: "status" });
   const [left, right] = [element("div"), element("div")];
   left.append(figures.block, described.block, ...(blockControls.childElementCount ? [blockControls] : []), course);
@@ -80,7 +82,7 @@ export function build(root, data, mount) {
   mount.parts = { verdict: element("p", { class: "instant-verdict" }), notes: element("div", { class: "instant-notes" }),
                   course, figures, described, numbers,
                   announced: element("p", { class: "instant-announced", role: "status" }) }; // (draw.js announce)
-  root.append(controls, mount.parts.verdict, mount.parts.notes, pair, figures.readouts, described.readouts, numbers,
+  root.append(skip, controls, mount.parts.verdict, mount.parts.notes, pair, figures.readouts, described.readouts, numbers,
               mount.parts.announced);
 }
 
