@@ -4,7 +4,9 @@ is cut off — neither by its chart's edge, nor by the screen's, nor by a widget
 the page is accessible: it declares its language, axe-core finds no WCAG 2.1 A or AA violation, and
 each chart has its description in words as its accessible name (issue #35)."""
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,10 @@ PAGES = ("/", "/?residual=false", "/?norm=false", "/?norm=false&depth=100", "/wa
          "/walk?step=8", "/case", "/practice", "/geometry", "/scenario", "/lab", "/teach", "/real")
 # A desktop window is opened at 1280x720, then resized to 1024x768 (its layout depends only on the
 # viewport: the server tells a phone from its User-Agent and projector mode from the link).
+# The accessibility tree a screen reader walks, reviewed and committed (tests/browser/snapshots/): title,
+# controls, verdict, each figure by its description, numbers. BLOCKSTAB_WRITE_SNAPSHOTS=1 writes them anew.
+SNAPSHOTS = {("/", "en"): "explorer-en", ("/walk?step=1", "en"): "tour-en"}
+SNAPSHOT_DIR = Path(__file__).with_name("snapshots")
 SIZES = {"projector": ([(1280, 720)], True), "desktop": ([(1280, 720), (1024, 768)], False),
          "phone": ([(390, 844)], False)}
 
@@ -100,5 +106,11 @@ def test_no_text_is_cut_off_and_the_page_is_accessible(new_page, app_url, path, 
         if lang == "zh":  # Plotly's toolbar in Chinese (Streamlit's own "Fullscreen" button stays English)
             titles = page.evaluate("() => [...document.querySelectorAll('.modebar-btn')].map(b => b.dataset.title)")
             assert not {Text("en")(key) for key in PLOTLY_WORDS} & set(titles), titles
+        if size == "desktop" and (width, height) == first and (path, lang) in SNAPSHOTS:
+            snapshot = SNAPSHOT_DIR / f"{SNAPSHOTS[path, lang]}.yml"
+            tree = page.locator("[data-testid=stMain]").aria_snapshot()
+            if os.environ.get("BLOCKSTAB_WRITE_SNAPSHOTS"):
+                snapshot.write_text(tree + "\n", encoding="utf-8")
+            assert tree + "\n" == snapshot.read_text(encoding="utf-8")
         names = page.evaluate(CHART_NAMES)  # every chart named by its description, in words (not tick labels)
         assert all(name and re.search(r"[A-Za-z\u4e00-\u9fff]{3}", name) for name in names), names

@@ -43,7 +43,8 @@ function control(spec, view, changed, compact) {
   const label = element("label", { class: "instant-range", for: id });
   const input = element("input", { id, type: "range", min: spec.low, max: spec.high, step: 1, "data-key": spec.key,
                                     "aria-label": spec.label });
-  const shown = element("output", { for: id }, String(view[spec.key]));
+  // (seen, not heard: the slider says its own value, and an output is a live region that would speak at each step)
+  const shown = element("output", { for: id, "aria-hidden": "true" }, String(view[spec.key]));
   input.value = view[spec.key];
   input.addEventListener("input", () => {
     shown.textContent = input.value;
