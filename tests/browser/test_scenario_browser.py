@@ -34,11 +34,15 @@ OVERLAY = "#portal textarea"  # the open cell editor
 
 def type_into_cell(page, row: int, column: int, text: str) -> None:
     """Select (row, column) of the editor (1-based data row; column 0 = token), open the cell's
-    editor (Enter), replace its text and commit (Enter); wait for the rerun. A grid that has not
-    taken the keyboard yet is clicked again (bounded)."""
+    editor (Enter), replace its text and commit (Enter); wait for the rerun. The grid takes a key
+    pressed before it has committed the click's selection as a key with nothing selected, so the
+    editor may open on another cell: one whose text is not the cell's is closed and the walk done
+    again (bounded)."""
     grid = page.locator("[data-testid=stDataFrame] canvas").first
     grid.scroll_into_view_if_needed()
-    page.wait_for_selector(f"#glide-cell-1-{row - 1}", state="attached")
+    cell = f"#glide-cell-{column + 2}-{row - 1}"  # the grid's accessible table: row numbers are its column 1
+    page.wait_for_selector(cell, state="attached")
+    expected = page.text_content(cell)
     box = grid.bounding_box()
     for attempt in range(3):
         page.mouse.click(box["x"] + 140, box["y"] + ROW * 1.5)  # row 1, the token column
@@ -49,11 +53,14 @@ def type_into_cell(page, row: int, column: int, text: str) -> None:
         page.keyboard.press("Enter")
         try:
             page.wait_for_selector(OVERLAY, state="visible", timeout=3000)
-            break
+            if page.input_value(OVERLAY) == expected:
+                break
         except PlaywrightTimeout:
-            if attempt == 2:
-                raise
-            page.keyboard.press("Escape")
+            pass
+        if attempt == 2:
+            raise AssertionError(f"the editor did not open on row {row}, column {column} ({expected!r})")
+        page.keyboard.press("Escape")
+        page.wait_for_selector(OVERLAY, state="detached")
     page.wait_for_function("() => document.activeElement?.matches('#portal textarea')")
     page.locator(OVERLAY).fill(text)
     n = runs(page)
