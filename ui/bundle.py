@@ -28,7 +28,7 @@ import plotly.io
 from .controls import CONTROLS, MAX_EXPLORER_DEPTH, STAGE_FOCUS, ExplorerState
 from .examples import plain_text
 from .text import Text
-from .verdicts import headline, verdict
+from .verdicts import verdict_sentences
 from .views import explore
 from .views.block import block_cut, block_frame
 from .views.cut import ALONG_DEPTH
@@ -110,13 +110,14 @@ def setting_figures(state: ExplorerState, t: Text) -> dict:
     result = explore(deep)
     depths = range(1, MAX_EXPLORER_DEPTH + 1)
     firsts = [(replace(deep, depth=n), explore_first(deep, result, n)) for n in depths]
+    verdicts = [verdict_sentences(shallow, first, t, compact=state.projector) for shallow, first in firsts]
     return {
         "block": figure_json(block_frame(deep, t)),
         "depth": figure_json(depth_plane(deep, result, t)),
         "readouts": figure_json(readout_panels(deep, result, t)),
         "cuts": [[depth_cut(deep, result, t, n), readouts_cut(deep, result, t, n)] for n in depths],
-        "verdicts": [plain_text(verdict(shallow, first, t, compact=state.projector)) for shallow, first in firsts],
-        "headlines": [plain_text(headline(shallow, first, t, compact=state.projector)) for shallow, first in firsts],
+        "verdicts": [plain_text(t.sentences(sentences)) for sentences in verdicts],
+        "headlines": [plain_text(sentences[0]) for sentences in verdicts],
         "descriptions": [[depth_description(shallow, first, t), readouts_description(shallow, first, t)]
                          for shallow, first in firsts],
     }

@@ -159,12 +159,12 @@ def verdict_findings(state: ExplorerState, result, t: Text, compact: bool = Fals
     return size + tokens
 
 
-def headline(state: ExplorerState, result, t: Text, compact: bool = False) -> str:
-    """The verdict's first sentence: what a screen reader hears after a change (ui/explorer/draw.js)."""
-    first = verdict_findings(state, result, t, compact)[0]
-    return t(first.key, **first.values)
+def verdict_sentences(state: ExplorerState, result, t: Text, compact: bool = False) -> list[str]:
+    """The verdict's sentences, computed from the readouts; the first is its headline, what a screen
+    reader hears after a change (ui/explorer/draw.js)."""
+    return [t(f.key, **f.values) for f in verdict_findings(state, result, t, compact)]
 
 
 def verdict(state: ExplorerState, result, t: Text, compact: bool = False) -> str:
     """One paragraph a class can read at a glance, computed from the readouts."""
-    return t.sentences(t(f.key, **f.values) for f in verdict_findings(state, result, t, compact))
+    return t.sentences(verdict_sentences(state, result, t, compact))

@@ -40,7 +40,7 @@ from ui.controls import BY_KEY, MAX_EXPLORER_DEPTH, ExplorerState
 from ui.examples import markdown_text, plain_text, visible
 from ui.instant_explorer import KEY
 from ui.text import Text
-from ui.verdicts import headline, verdict
+from ui.verdicts import verdict, verdict_sentences
 from ui.views import explore
 from ui.views.block import block_figure
 from ui.views.cut import apply_cut
@@ -139,7 +139,7 @@ def test_figures_looked_up_in_the_bundle_draw_the_views_at_that_depth(lesson, se
     sent, t, result = picked["setting"], Text("en"), explore(state)
     assert picked["descriptions"] == {"depth": depth_description(state, result, t), "block": None,
                                       "readouts": readouts_description(state, result, t)}
-    assert picked["headline"] == plain_text(headline(state, result, t))
+    assert picked["headline"] == plain_text(verdict_sentences(state, result, t)[0])
     assert picked["verdict"].startswith(picked["headline"])
     for base, cut, expected in ((sent["depth"], picked["depth_cut"], depth_figure(state, result, t)),
                                 (sent["readouts"], picked["readouts_cut"], readouts_figure(state, result, t))):

@@ -78,34 +78,58 @@ def app_url(app_server) -> str:
 
 
 @pytest.fixture(scope="session")
-def browser(app_url):
+def playwright_driver(app_url):
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium fonts-noto-cjk (browser tests never skip "
                     "and never download a browser)", pytrace=False)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        try:
-            chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        except Exception as error:  # any launch failure is a test failure, with its reason
-            pytest.fail(f"could not start {CHROMIUM}: {error}", pytrace=False)
-        yield chromium
-        chromium.close()
+        yield p
+
+
+@contextlib.contextmanager
+def launch_failure_fails():
+    try:
+        yield
+    except Exception as error:  # any launch failure is a test failure, with its reason
+        pytest.fail(f"could not start {CHROMIUM}: {error}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
-def warm_contexts(browser):
-    """Browser contexts shared by the tests, one per (locale, user agent): each keeps its HTTP cache,
-    so Streamlit's and Plotly's scripts load once, while every page opened in it is a new tab and so
-    a new Streamlit session (the app keeps nothing in the browser's storage)."""
+def browser(playwright_driver):
+    """A Chromium for contexts of a test's own (``cold``: an empty cache, as on a first visit)."""
+    with launch_failure_fails():
+        chromium = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture(scope="session")
+def warm_context(playwright_driver, tmp_path_factory):
+    """``warm_context(locale, user_agent)``: the browser context shared by the tests for them, a Chromium with a
+    profile on disk, as a student's browser has: its HTTP cache and the compiled code of Streamlit's
+    and Plotly's scripts are kept (an in-memory context compiles them again at every load, a fifth of
+    a load's CPU), while every page opened in it is a new tab and so a new Streamlit session (the app
+    keeps nothing in the browser's storage)."""
     contexts: dict = {}
-    yield contexts
+
+    def context_for(locale: str, user_agent: str | None):
+        if (locale, user_agent) not in contexts:
+            with launch_failure_fails():
+                contexts[locale, user_agent] = playwright_driver.chromium.launch_persistent_context(
+                    tmp_path_factory.mktemp("profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                    locale=locale, user_agent=user_agent, is_mobile=user_agent is not None)
+            contexts[locale, user_agent].add_init_script(SCRIPT_STATE_LOG)
+        return contexts[locale, user_agent]
+
+    yield context_for
     for context in contexts.values():
         context.close()
 
 
 @pytest.fixture
-def new_page(browser, warm_contexts, request):
+def new_page(warm_context, request):
     """``new_page(width, height, locale, user_agent, cold)``: a new tab (a new session) in the shared
     context for its locale and user agent, or with ``cold`` a fresh context of its own (an empty cache,
     as on a first visit); a ``user_agent`` makes it a phone's browser (touch, no desktop viewport).
@@ -117,12 +141,11 @@ def new_page(browser, warm_contexts, request):
     opened = []
 
     def context_for(locale: str, user_agent: str | None, cold: bool):
-        if not cold and (locale, user_agent) in warm_contexts:
-            return warm_contexts[locale, user_agent]
+        if not cold:
+            return warm_context(locale, user_agent)
+        browser = request.getfixturevalue("browser")  # launched only for a worker that runs a cold test
         context = browser.new_context(locale=locale, user_agent=user_agent, is_mobile=user_agent is not None)
         context.add_init_script(SCRIPT_STATE_LOG)
-        if not cold:
-            warm_contexts[locale, user_agent] = context
         return context
 
     def make(width: int = 1400, height: int = 900, locale: str = "en-US", user_agent: str | None = None,

@@ -30,7 +30,7 @@ from ui.bundle import FIGURES, range_part, read_part
 from ui.controls import ExplorerState
 from ui.examples import plain_text
 from ui.text import Text
-from ui.verdicts import headline, verdict
+from ui.verdicts import verdict, verdict_sentences
 from ui.views import explore
 from ui.views.tables import stage_csv
 
@@ -235,7 +235,7 @@ COUNT_ANNOUNCEMENTS = """() => { window.__announced = 0; new MutationObserver(()
 def announcement(t: Text, control: str, value: str, state: ExplorerState) -> str:
     """What the live region says after a change to ``state``: the control, its value, the headline."""
     return t("describe.changed", control=t(control), value=value,
-             headline=plain_text(headline(state, explore(state), t)))
+             headline=plain_text(verdict_sentences(state, explore(state), t)[0]))
 
 
 def test_the_controls_work_from_the_keyboard_with_a_visible_focus_ring(page, app_url):
