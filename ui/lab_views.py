@@ -8,6 +8,7 @@ paper's figure. Numbers are written as a student reads them (``readable``: 1.21 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -17,7 +18,7 @@ from plotly.subplots import make_subplots
 from blockstab.lab import FLOAT_FLOOR, MAX_SECONDS, BudgetError, DepthCurves, LabSetup, check_budget, compared_setups
 from blockstab.papers import PaperRun, PublishedCurve
 
-from .numbers import readable
+from .numbers import readable, value_range
 from .text import Text
 from .views.describe import curve_text
 from .views.style import ink
@@ -245,15 +246,11 @@ def published_description(run: PaperRun, t: Text) -> str:
                          paper=curve_text(c.published, 0, t, "layer")) for c in run.published)
 
 
-def _span(values) -> str:
-    """``0.61`` or ``0.6–0.61``: the range of ``values`` to two digits."""
-    low, high = readable(min(values), 2), readable(max(values), 2)
-    return low if low == high else f"{low}–{high}"
-
-
 def layer_zero(curves: tuple[PublishedCurve, ...]) -> dict[str, str]:
     """Where the curves start (layer 0, the tokens fed in): ``ours`` and ``published``."""
-    return {"ours": _span([c.ours[0] for c in curves]), "published": _span([c.published[0] for c in curves])}
+    two_digits = functools.partial(readable, digits=2)
+    return {"ours": value_range([c.ours[0] for c in curves], two_digits),
+            "published": value_range([c.published[0] for c in curves], two_digits)}
 
 
 def published_notes(run: PaperRun, t: Text) -> list[str]:

@@ -41,3 +41,9 @@ def fixed(x: float) -> str:
 def vector_text(v) -> str:
     """A 2-D vector as the course prints it: ``[1.026, 1.978]``."""
     return f"[{fixed(float(v[0]))}, {fixed(float(v[1]))}]"
+
+
+def value_range(values, write=fixed) -> str:
+    """The range of ``values`` as ``write`` writes each: "1.414–2.1", one number when both ends write alike."""
+    low, high = write(float(min(values))), write(float(max(values)))
+    return low if low == high else f"{low}–{high}"

@@ -313,8 +313,6 @@ def test_clicking_a_radio_option_updates_the_page(page, app_url):
     assert [w.inner_text().strip() for w in page.query_selector_all(WARNINGS)] == [Text("zh")("explorer.layernorm_2d")]
 
 
-
-
 def test_page_navigation_keeps_the_chosen_language(page, app_url):
     zh = Text("zh")
     open_app(page, app_url + "/?lang=zh")

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..controls import ExplorerState
 from ..examples import side_name, token_labels
-from ..numbers import fixed, readable, vector_text
+from ..numbers import fixed, readable, value_range, vector_text
 from ..text import Text
 from .block import stage_label
 from .exploration import Exploration
@@ -119,12 +119,6 @@ def curve_text(values: np.ndarray, first: int, t: Text, unit: str = "block") -> 
              last=len(values) - 1 + first)
 
 
-def spread(values: np.ndarray) -> str:
-    """The range of some lengths, as the numbers table rounds them: "1.414" when all round alike."""
-    low, high = fixed(float(values.min())), fixed(float(values.max()))
-    return low if low == high else f"{low}–{high}"
-
-
 def geometry_2d_description(t: Text) -> str:
     """The 2-D panels: the inputs' lengths; RMSNorm's outputs' lengths; the spots LayerNorm's outputs
     land on (outputs within 0.01 of each other share a spot on the chart) and how many on each."""
@@ -133,15 +127,15 @@ def geometry_2d_description(t: Text) -> str:
     landed = t("describe.separator").join(
         t("describe.landed", vector=vector_text(ln[which == i].mean(axis=0)), count=int(np.sum(which == i)))
         for i in range(len(spots)))
-    return t.sentences([t("describe.geometry_2d", n=len(x), inputs=spread(np.hypot(*x.T)),
-                          rms=spread(np.hypot(*rms.T))),
+    return t.sentences([t("describe.geometry_2d", n=len(x), inputs=value_range(np.hypot(*x.T)),
+                          rms=value_range(np.hypot(*rms.T))),
                         t("describe.geometry_2d_ln", points=len(spots), landed=landed)])
 
 
 def geometry_3d_description(t: Text) -> str:
     """The 3-D panel: every LayerNorm output's distance from the centre of the plane it lies in."""
     plane = normalized_3d_plane()
-    return t("describe.geometry_3d", n=len(plane), radius=spread(np.hypot(*plane.T)))
+    return t("describe.geometry_3d", n=len(plane), radius=value_range(np.hypot(*plane.T)))
 
 
 DESCRIPTIONS = {"tokens": tokens_description, "block": block_description, "depth": depth_description,
