@@ -26,7 +26,7 @@ if [ "${1:-}" = "--quick" ]; then
   shift
   exec .venv/bin/python -m pytest -n auto --dist loadfile tests/engine tests/views tests/app "$@"
 fi
-if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi "noto.*cjk"; then
+if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -i "noto.*cjk" >/dev/null; then  # (grep -q would cut fc-list short: pipefail)
   need chromium fonts-noto-cjk
 fi
 if [ $# -gt 0 ]; then
