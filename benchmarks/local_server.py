@@ -1,5 +1,5 @@
-"""A Streamlit server on a free localhost port and the Chromium that drives it: shared by the
-browser tests (``tests/browser/conftest.py``) and the browser benchmarks (``harness.py``).
+"""A Streamlit server on a free localhost port and the Chromium that drives it, and a Redis: shared by
+the tests (``tests/browser/conftest.py``, ``tests/server/``) and the benchmarks (``harness.py``).
 
 Standard library only. The server is waited for on ``/_stcore/health`` (bounded) and always
 stopped; Chromium is Debian's ``/usr/bin/chromium``, never a download.
@@ -78,6 +78,42 @@ def streamlit_server(script: str, log_path: Path, cwd: Path, extra: tuple[str, .
                                    f"log:\n{log_path.read_text(errors='replace')[-3000:]}")
             time.sleep(0.2)
         yield base, server
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def redis_answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def redis_server(log_path: Path, cwd: Path):
+    """Redis as ``scripts/redis.sh`` starts it (``deploy/redis.conf``), on a free loopback port;
+    yields its URL once it answers PING and stops it afterwards."""
+    port = free_port()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(["bash", "scripts/redis.sh", str(port)], cwd=cwd, stdout=log,
+                                  stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + HEALTH_TIMEOUT
+    try:
+        while not redis_answers(port):
+            if server.poll() is not None or time.monotonic() > deadline:
+                reason = f"exited with {server.returncode}" if server.poll() is not None else "timed out"
+                raise ServerFailed(f"Redis {reason} before it answered PING; log:\n"
+                                   f"{log_path.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
     finally:
         server.terminate()
         try:

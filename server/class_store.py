@@ -1,0 +1,196 @@
+"""Where live classes (``ui.live_class``) are kept: one contract, two stores. The embedded default
+lives in this process (a classroom laptop needs nothing else); with ``BLOCKSTAB_CLASS_STORE`` set to
+``redis://host:port/db`` every app process shares one Redis (or Valkey). Either applies a change (a
+pure function of the record) atomically, ends a class nobody touched for :data:`IDLE_SECONDS`, and
+bounds how many classes run at once. Nothing is written to disk (Redis as ``deploy/redis.conf`` runs it)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from ui.live_class import LiveClass, Refused, as_json, from_json
+
+IDLE_SECONDS = 3 * 3600  # a class nobody touched for this long has ended
+CLASSES = 20  # classes at once
+
+
+class ClassStore(Protocol):
+    def create(self, record: LiveClass) -> bool:
+        """Keep a new class; ``False`` if its code is taken. Raises ``Refused("class.too_many")``."""
+
+    def read(self, code: str) -> LiveClass | None:
+        """The class, or ``None`` if it has ended (or never was)."""
+
+    def version(self, code: str) -> int | None:
+        """The class's version alone (what a following page polls), ``None`` if it has ended."""
+
+    def update(self, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveClass:
+        """Apply ``change`` atomically and return the class it made; ``Refused("class.ended")``
+        if there is no such class, and whatever ``change`` raises (nothing is then written)."""
+
+    def end(self, code: str) -> None:
+        """Delete the class and everything about it."""
+
+    def allow(self, key: str, most: int, seconds: int) -> bool:
+        """Count one more event for ``key`` (e.g. a join attempt from an address) in the current
+        window of ``seconds``: whether it is within ``most``."""
+
+
+class MemoryStore:
+    """The embedded store: this process's memory, one lock."""
+
+    def __init__(self, idle_seconds: float = IDLE_SECONDS, classes: int = CLASSES, clock=time.monotonic):
+        self.idle, self.most, self.clock = idle_seconds, classes, clock
+        self._classes: dict[str, tuple[LiveClass, float]] = {}  # code -> (record, last touched)
+        self._events: dict[str, tuple[float, int]] = {}  # key -> (window's end, count)
+        self._lock = threading.Lock()
+
+    def _live(self, code: str) -> LiveClass | None:
+        record, touched = self._classes.get(code, (None, 0.0))
+        if record is not None and self.clock() - touched > self.idle:
+            del self._classes[code]
+            return None
+        return record
+
+    def create(self, record: LiveClass) -> bool:
+        with self._lock:
+            for code in list(self._classes):
+                self._live(code)
+            if record.code in self._classes:
+                return False
+            if len(self._classes) >= self.most:
+                raise Refused("class.too_many")
+            self._classes[record.code] = (record, self.clock())
+            return True
+
+    def read(self, code: str) -> LiveClass | None:
+        with self._lock:
+            return self._live(code)
+
+    def version(self, code: str) -> int | None:
+        record = self.read(code)
+        return None if record is None else record.version
+
+    def update(self, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveClass:
+        with self._lock:
+            record = self._live(code)
+            if record is None:
+                raise Refused("class.ended")
+            changed = change(record)
+            self._classes[code] = (changed, self.clock())
+            return changed
+
+    def end(self, code: str) -> None:
+        with self._lock:
+            self._classes.pop(code, None)
+
+    def allow(self, key: str, most: int, seconds: int) -> bool:
+        with self._lock:
+            now = self.clock()
+            ends, count = self._events.get(key, (0.0, 0))
+            if now >= ends:
+                ends, count = now + seconds, 0
+                self._events = {k: v for k, v in self._events.items() if v[0] > now}  # the old windows go
+            self._events[key] = (ends, count + 1)
+            return count + 1 <= most
+
+
+class RedisStore:
+    """Redis (or Valkey): a class is one JSON value and its version a second key, both expiring
+    :data:`IDLE_SECONDS` after the last change; a change is an optimistic transaction (``WATCH``,
+    then ``MULTI``/``EXEC``, again if another process wrote meanwhile), so the changes themselves
+    stay the pure functions of ``ui.live_class``, written once."""
+
+    def __init__(self, url: str, idle_seconds: int = IDLE_SECONDS, classes: int = CLASSES,
+                 prefix: str = "blockstab:"):
+        import redis  # noqa: PLC0415 - only a server configured for Redis needs the client
+
+        self.redis, self.watch_error = redis.Redis.from_url(url), redis.exceptions.WatchError
+        self.idle, self.most, self.prefix = int(idle_seconds), classes, prefix
+        self.classes = f"{prefix}classes"  # a sorted set: each live code, scored by when it expires
+
+    def _keys(self, code: str) -> tuple[str, str]:
+        return f"{self.prefix}class:{code}", f"{self.prefix}version:{code}"
+
+    def _write(self, pipe, record: LiveClass) -> None:
+        """Queue the writes of ``record`` in ``pipe`` (after ``MULTI``)."""
+        record_key, version_key = self._keys(record.code)
+        pipe.set(record_key, json.dumps(as_json(record)), ex=self.idle)
+        pipe.set(version_key, record.version, ex=self.idle)
+        pipe.zadd(self.classes, {record.code: time.time() + self.idle})
+
+    def _transaction(self, work: Callable, *keys: str):
+        """``work(pipe)`` with ``keys`` watched, again until no other client wrote them meanwhile."""
+        with self.redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(*keys)
+                    return work(pipe)
+                except self.watch_error:
+                    continue
+
+    def create(self, record: LiveClass) -> bool:
+        record_key, _ = self._keys(record.code)
+        self.redis.zremrangebyscore(self.classes, "-inf", time.time())  # the ended classes go
+
+        def work(pipe) -> bool:
+            if pipe.exists(record_key):
+                return False
+            if pipe.zcard(self.classes) >= self.most:
+                raise Refused("class.too_many")
+            pipe.multi()
+            self._write(pipe, record)
+            pipe.execute()
+            return True
+
+        return self._transaction(work, self.classes, record_key)
+
+    def read(self, code: str) -> LiveClass | None:
+        value = self.redis.get(self._keys(code)[0])
+        return None if value is None else from_json(json.loads(value))
+
+    def version(self, code: str) -> int | None:
+        value = self.redis.get(self._keys(code)[1])
+        return None if value is None else int(value)
+
+    def update(self, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveClass:
+        record_key, _ = self._keys(code)
+
+        def work(pipe) -> LiveClass:
+            value = pipe.get(record_key)
+            if value is None:
+                raise Refused("class.ended")
+            changed = change(from_json(json.loads(value)))
+            pipe.multi()
+            self._write(pipe, changed)
+            pipe.execute()
+            return changed
+
+        return self._transaction(work, record_key)
+
+    def end(self, code: str) -> None:
+        with self.redis.pipeline() as pipe:
+            pipe.delete(*self._keys(code))
+            pipe.zrem(self.classes, code)
+            pipe.execute()
+
+    def allow(self, key: str, most: int, seconds: int) -> bool:
+        window = f"{self.prefix}events:{key}:{int(time.time() // seconds)}"
+        with self.redis.pipeline() as pipe:
+            pipe.incr(window)
+            pipe.expire(window, seconds)
+            count, _ = pipe.execute()
+        return count <= most
+
+
+@functools.cache
+def class_store() -> ClassStore:
+    """This process's store: Redis at ``BLOCKSTAB_CLASS_STORE`` if it is set, else the embedded one."""
+    url = os.environ.get("BLOCKSTAB_CLASS_STORE", "")
+    return RedisStore(url) if url else MemoryStore()

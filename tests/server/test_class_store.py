@@ -1,0 +1,141 @@
+"""The class store's contract (``server.class_store``), on both stores: the embedded one and a real
+Redis server started by ``scripts/redis.sh`` (Debian's ``redis-server``; missing, the tests fail)."""
+
+import itertools
+import threading
+import time
+
+import pytest
+
+from benchmarks.local_server import ServerFailed, redis_server
+from server.class_store import MemoryStore, RedisStore
+from support import ROOT
+from ui.lessons import QUESTIONS
+from ui.live_class import Refused, answer, ask, join, new_code, new_key, new_student, start
+
+prefixes = (f"test{n}:" for n in itertools.count())  # each test its own keys on the one server
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    try:
+        with redis_server(tmp_path_factory.mktemp("redis") / "redis.log", ROOT) as url:
+            yield url
+    except ServerFailed as error:
+        pytest.fail(str(error), pytrace=False)
+
+
+@pytest.fixture(params=["memory", "redis"])
+def make_store(request):
+    """``make_store(idle_seconds=..., classes=...)``: a new, empty store of the kind under test."""
+    if request.param == "memory":
+        return MemoryStore
+    url = request.getfixturevalue("redis_url")
+    return lambda **limits: RedisStore(url, prefix=next(prefixes), **limits)
+
+
+def a_class(store) -> str:
+    record = start(new_code(), new_key(), "en")
+    assert store.create(record)
+    return record.code
+
+
+def test_a_class_is_kept_read_changed_and_ended(make_store):
+    store = make_store()
+    code = a_class(store)
+    assert store.read(code).code == code and store.version(code) == 0
+    student = new_student()
+    changed = store.update(code, lambda c: ask(join(c, student), 2))
+    assert store.read(code) == changed and store.version(code) == 1 == changed.version
+    store.end(code)
+    assert store.read(code) is None and store.version(code) is None
+    with pytest.raises(Refused) as refused:
+        store.update(code, lambda c: c)
+    assert refused.value.key == "class.ended"
+
+
+def test_a_refused_change_writes_nothing(make_store):
+    store = make_store()
+    code = a_class(store)
+    before = store.read(code)
+    with pytest.raises(Refused):
+        store.update(code, lambda c: answer(ask(c, 0), new_student(), "10.0.0.1", QUESTIONS[0].answer))
+    assert store.read(code) == before
+
+
+def test_a_taken_code_is_refused_and_classes_are_bounded(make_store):
+    store = make_store(classes=3)
+    code = a_class(store)
+    assert not store.create(start(code, new_key(), "en"))
+    a_class(store), a_class(store)
+    with pytest.raises(Refused) as refused:
+        a_class(store)
+    assert refused.value.key == "class.too_many"
+    store.end(code)
+    a_class(store)  # an ended class makes room
+
+
+def test_a_class_nobody_touches_ends_by_itself_and_a_touched_one_lives_on(make_store):
+    store = make_store(idle_seconds=1)
+    idle, touched = a_class(store), a_class(store)
+    deadline = time.monotonic() + 30
+    while store.read(idle) is not None:  # waits for the condition, bounded
+        store.update(touched, lambda c: c)
+        assert time.monotonic() < deadline, "the idle class never ended"
+        time.sleep(0.1)
+    assert store.read(touched) is not None and store.version(idle) is None
+
+
+def test_forty_students_answering_at_once_are_each_counted_once(make_store):
+    """Every join and answer is a read-change-write; run at once from 40 threads (40 sessions, and
+    on Redis 40 connections as from several app processes), none is lost and none is counted twice."""
+    store = make_store()
+    code = a_class(store)
+    store.update(code, lambda c: ask(c, 0))
+    students = [new_student() for _ in range(40)]
+    start_together = threading.Barrier(len(students))
+
+    def student_answers(n: int, student: str) -> None:
+        start_together.wait()
+        store.update(code, lambda c: join(c, student))
+        for choice in (*QUESTIONS[0].choices, QUESTIONS[0].answer):  # changing their mind, then settling
+            store.update(code, lambda c, choice=choice: answer(c, student, f"10.0.0.{n}", choice))
+
+    threads = [threading.Thread(target=student_answers, args=pair) for pair in enumerate(students)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    c = store.read(code)
+    assert c.students == set(students) and set(c.answers) == set(students)
+    assert all(a.choice == QUESTIONS[0].answer for a in c.answers.values())
+
+
+def test_one_address_stuffing_the_vote_is_counted_at_most_twice(make_store):
+    store = make_store()
+    code = a_class(store)
+    store.update(code, lambda c: ask(c, 1))
+    for _ in range(50):  # 50 sessions from one computer, each a new student answering every choice
+        student = new_student()
+        store.update(code, lambda c, student=student: join(c, student))
+        for choice in QUESTIONS[1].choices:
+            store.update(code, lambda c, student=student, choice=choice: answer(c, student, "10.0.0.9", choice))
+    c = store.read(code)
+    assert len(c.answers) == 2 and c.refused == 48 * len(QUESTIONS[1].choices)
+
+
+def test_events_are_counted_per_key_and_window(make_store):
+    store = make_store()
+    assert [store.allow("join:10.0.0.1", 3, 60) for _ in range(5)] == [True] * 3 + [False] * 2
+    assert store.allow("join:10.0.0.2", 3, 60)
+
+
+def test_two_app_processes_share_one_redis(redis_url):
+    """Two stores on one Redis, as two app processes behind a load balancer: a class started on
+    one is joined and changed on the other."""
+    teacher_side, student_side = RedisStore(redis_url, prefix="shared:"), RedisStore(redis_url, prefix="shared:")
+    code = a_class(teacher_side)
+    student = new_student()
+    student_side.update(code, lambda c: join(c, student))
+    teacher_side.update(code, lambda c: ask(c, 0))
+    assert student_side.version(code) == 1 and teacher_side.read(code).students == {student}

@@ -1,0 +1,180 @@
+"""The live class's record and its changes (``ui.live_class``), without a store or a server."""
+
+import ast
+import string
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from support import ROOT
+from ui.lessons import QUESTIONS, TOUR
+from ui.live_class import (
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    LiveClass,
+    Refused,
+    answer,
+    as_json,
+    ask,
+    check_teacher,
+    close,
+    counts,
+    explore_freely,
+    follow_me,
+    from_json,
+    join,
+    new_code,
+    new_key,
+    new_student,
+    reveal,
+    show_me,
+    show_step,
+    show_view,
+    start,
+    valid_code,
+)
+from ui.text import Text
+
+STUDENTS = [new_student() for _ in range(8)]
+ADDRESSES = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
+
+
+def a_class() -> LiveClass:
+    """A class every student of :data:`STUDENTS` joined, on the first question."""
+    c = start(new_code(), new_key(), "en")
+    for student in STUDENTS:
+        c = join(c, student)
+    return ask(c, 0)
+
+
+def test_codes_have_no_look_alikes_and_keys_are_long():
+    assert not set(CODE_ALPHABET) & set("0OQ1IL2Z5S8BUV")
+    codes = {new_code() for _ in range(200)}
+    assert all(valid_code(code) and len(code) == CODE_LENGTH for code in codes) and len(codes) > 190
+    assert len(new_key()) >= 32 and set(new_key()) <= set(string.ascii_letters + string.digits + "-_")
+
+
+def test_only_the_teachers_key_controls_and_the_key_itself_is_not_kept():
+    key = new_key()
+    c = start("ACDEFG", key, "zh")
+    check_teacher(c, key)
+    with pytest.raises(Refused) as refused:
+        check_teacher(c, new_key())
+    assert refused.value.key == "class.not_teacher"
+    assert key not in str(as_json(c))
+
+
+def test_a_student_joins_once_and_a_full_class_or_a_bad_token_is_refused():
+    c = start(new_code(), new_key(), "en")
+    c = join(join(c, STUDENTS[0]), STUDENTS[0])
+    assert c.students == {STUDENTS[0]}
+    for token, most, key in (("<script>x</script>", 10, "class.bad_link"), (STUDENTS[1], 1, "class.full")):
+        with pytest.raises(Refused) as refused:
+            join(c, token, most=most)
+        assert refused.value.key == key
+
+
+def test_every_step_the_teacher_leads_is_a_new_version_students_follow():
+    c = start(new_code(), new_key(), "en")
+    for change in (lambda c: show_step(c, len(TOUR) - 1), lambda c: show_view(c, {"residual": "false"}),
+                   lambda c: ask(c, 3), close, reveal, show_me, explore_freely, follow_me):
+        before, c = c, change(c)
+        assert c.version == before.version + 1
+    assert c.activity == "explorer" and c.following
+    assert dict(c.view) == {k: str(v).lower() for k, v in QUESTIONS[3].show_me.items()}
+
+
+def test_an_answer_changes_no_version_and_a_new_choice_replaces_the_old():
+    c = a_class()
+    c1 = answer(c, STUDENTS[0], ADDRESSES[0], QUESTIONS[0].choices[0])
+    c2 = answer(c1, STUDENTS[0], ADDRESSES[1], QUESTIONS[0].choices[1])
+    assert c2.version == c.version
+    assert counts(c2) == {choice: int(i == 1) for i, choice in enumerate(QUESTIONS[0].choices)}
+
+
+def test_answers_per_address_are_limited_and_the_refused_are_counted():
+    c = a_class()
+    for student in STUDENTS[:5]:
+        c = answer(c, student, ADDRESSES[0], QUESTIONS[0].answer, per_address=2)
+    assert sum(counts(c).values()) == 2 and c.refused == 3
+    assert set(c.answers) == set(STUDENTS[:2])
+
+
+@pytest.mark.parametrize(("change", "key"), [
+    (lambda c: answer(c, new_student(), ADDRESSES[0], QUESTIONS[0].answer), "class.not_joined"),
+    (lambda c: answer(close(c), STUDENTS[0], ADDRESSES[0], QUESTIONS[0].answer), "class.question_closed"),
+    (lambda c: answer(c, STUDENTS[0], ADDRESSES[0], "<b>"), "class.bad_choice"),
+    (lambda c: show_step(c, len(TOUR)), "class.bad_step"),
+    (lambda c: ask(c, -1), "class.bad_question"),
+    (show_me, "class.not_revealed"),
+])
+def test_a_change_the_class_cannot_take_is_refused_with_its_message(change, key):
+    with pytest.raises(Refused) as refused:
+        change(a_class())
+    assert refused.value.key == key
+
+
+def test_every_refusal_has_its_message_in_both_languages():
+    """Each ``Refused(key)`` the class and its stores raise is a catalog message (read from the source)."""
+    keys = {call.args[0].value for path in ("ui/live_class.py", "server/class_store.py")
+            for call in ast.walk(ast.parse((ROOT / path).read_text())) if isinstance(call, ast.Call)
+            and getattr(call.func, "id", None) == "Refused" and isinstance(call.args[0], ast.Constant)}
+    assert len(keys) >= 10
+    for lang in ("en", "zh"):
+        assert all(Text(lang)(key) != key for key in keys), lang
+
+
+def test_the_record_survives_its_json():
+    c = answer(a_class(), STUDENTS[0], ADDRESSES[0], QUESTIONS[0].answer)
+    assert from_json(as_json(c)) == c
+
+
+class AnyOrder(RuleBasedStateMachine):
+    """Teacher and students acting in any order: the counts are always the distinct students that
+    answered the current question, never above the class, at most ``per_address`` from an address."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = start(new_code(), new_key(), "en")
+
+    @rule(student=st.sampled_from(STUDENTS))
+    def joins(self, student):
+        try:
+            self.c = join(self.c, student, most=6)
+        except Refused as refused:
+            assert refused.key == "class.full" and len(self.c.students) == 6
+
+    @rule(answers=st.lists(st.tuples(st.sampled_from(STUDENTS), st.sampled_from(ADDRESSES), st.integers(0, 2)),
+                           max_size=12))
+    def answers(self, answers):  # several at a time, as a class answers in a burst
+        choices = QUESTIONS[self.c.question].choices
+        for student, address, pick in answers:
+            try:
+                self.c = answer(self.c, student, address, choices[pick % len(choices)], per_address=2)
+            except Refused as refused:
+                assert refused.key in ("class.not_joined", "class.question_closed")
+
+    @rule(question=st.integers(0, len(QUESTIONS) - 1))
+    def asks(self, question):
+        self.c = ask(self.c, question)
+
+    @rule()
+    def closes(self):
+        self.c = close(self.c)
+
+    @rule()
+    def reveals(self):
+        self.c = reveal(self.c)
+
+    @invariant()
+    def counts_are_the_distinct_students_that_answered(self):
+        tally = counts(self.c)
+        assert sum(tally.values()) == len(self.c.answers) <= len(self.c.students)
+        assert set(self.c.answers) <= self.c.students
+        assert all(n >= 0 for n in tally.values()) and self.c.refused >= 0
+        for address in ADDRESSES:
+            assert sum(a.address == address for a in self.c.answers.values()) <= 2
+
+
+TestAnyOrder = AnyOrder.TestCase
