@@ -4,8 +4,8 @@ from functools import partial
 
 import streamlit as st
 
-from blockstab.lab import MAX_SECONDS, compared_setups
-from server.lab_runs import computed_with_progress
+from blockstab.lab import compared_setups
+from server.lab_runs import LAB_SECONDS, computed_with_progress
 from server.lab_worker import paper_run, stack_curves
 from ui.chrome import chart, language, on_phone
 from ui.controls import ExplorerState
@@ -47,7 +47,7 @@ if shown == "stack":
     pairs = tuple(setups.items())
     curves = computed_with_progress(("stack", pairs, gradients), partial(stack_curves, pairs, gradients), t)
     if len(curves) < len(setups):
-        st.warning(t("lab.over_time", shown=len(curves), total=len(setups), seconds=f"{MAX_SECONDS:.0f}"),
+        st.warning(t("lab.over_time", shown=len(curves), total=len(setups), seconds=f"{LAB_SECONDS:.0f}"),
                    icon=":material/timer_off:")
     chart(curves_figure(curves, t, projector, on_phone()), t, "lab_curves", curves_description(curves, t))
     for note in chart_notes(curves, t):

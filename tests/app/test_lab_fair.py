@@ -50,7 +50,7 @@ def test_a_run_past_its_deadline_shows_the_runs_finished_in_time(monkeypatch):
 
 
 def test_a_run_with_nothing_done_by_its_deadline_says_so(monkeypatch):
-    monkeypatch.setattr(lab_runs, "MAX_SECONDS", -1.0)
+    monkeypatch.setattr(lab_runs, "LAB_SECONDS", -1.0)
     at = open_lab(**SMALL)
     assert [w.value for w in at.warning] == [Text("en")("lab.over_time_none", seconds="-1")]
     assert not at.get("plotly_chart")
