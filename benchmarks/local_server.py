@@ -28,6 +28,16 @@ class ServerFailed(RuntimeError):
     """The server exited, or did not answer its health check in time; the message has its log."""
 
 
+def stop(process: subprocess.Popen) -> None:
+    """Stop a server: SIGTERM, then SIGKILL if it has not exited within 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -79,12 +89,7 @@ def streamlit_server(script: str, log_path: Path, cwd: Path, extra: tuple[str, .
             time.sleep(0.2)
         yield base, server
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
 
 
 def redis_answers(port: int) -> bool:
@@ -115,9 +120,4 @@ def redis_server(log_path: Path, cwd: Path):
             time.sleep(0.05)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
