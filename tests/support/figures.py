@@ -2,6 +2,7 @@
 
 import base64
 import json
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -28,3 +29,16 @@ def _numbers(node: dict):
         values = np.frombuffer(base64.b64decode(node["bdata"]), dtype=node["dtype"])
         return ["nan" if np.isnan(v) else v for v in values.tolist()]
     return node
+
+
+def contrast(colour: str, background: str = "#ffffff") -> float:
+    """WCAG 2 contrast ratio of two colours written #rrggbb (or rgba(...) on white, alpha ignored)."""
+    def luminance(c: str) -> float:
+        if c.startswith("rgb"):
+            channels = [float(v) / 255 for v in re.findall(r"[\d.]+", c)[:3]]
+        else:
+            channels = [int(c.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        linear = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    high, low = sorted((luminance(colour), luminance(background)), reverse=True)
+    return (high + 0.05) / (low + 0.05)

@@ -196,6 +196,7 @@ VARIABLE_SITES = {
     "ui/lab_views.py": {"lab.reading.post_ln_deep", "lab.reading.pre_ln_grows"},
     "ui/real_views.py": {k for k in EN if k.startswith("real.verdict.")} | {"real.intact", "real.ablated"},
     "ui/text.py": {k for k in EN if k.startswith("plotly.")},
+    "ui/class_views.py": set(),  # t(question.choice_key(choice)): COMPUTED
 }
 
 

@@ -20,6 +20,7 @@ from blockstab.block import STAGES
 from blockstab.lesson import ACTION_TOKEN, COURSE_TABLE, SCENARIOS
 from blockstab.readouts import distinct_tokens
 from blockstab.scenario import Scenario
+from support.figures import contrast
 from support.oracles import words
 from ui.controls import APP_CONTROLS, BY_KEY, CONTROLS, STAGE_FOCUS, ExplorerState, check_query
 from ui.numbers import fixed, vector_text
@@ -650,19 +651,6 @@ def test_a_branch_is_labelled_with_its_own_value_not_the_sum(focus):
 
 
 # --- contrast ----------------------------------------------------------------------------------
-
-
-def contrast(colour: str, background: str = "#ffffff") -> float:
-    """WCAG 2 contrast ratio of two colours written #rrggbb (or rgba(...) on white, alpha ignored)."""
-    def luminance(c: str) -> float:
-        if c.startswith("rgb"):
-            channels = [float(v) / 255 for v in re.findall(r"[\d.]+", c)[:3]]
-        else:
-            channels = [int(c.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
-        linear = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in channels]
-        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-    high, low = sorted((luminance(colour), luminance(background)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
 
 
 def text_colours(spec: dict) -> list[tuple[str, str | None]]:

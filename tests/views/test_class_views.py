@@ -1,0 +1,69 @@
+"""The live class's answers, revealed: the bar chart and its description come from the class's counts."""
+
+import pytest
+
+from support.figures import contrast
+from ui.class_views import answers_description, answers_figure, share
+from ui.lessons import QUESTIONS
+from ui.live_class import answer, ask, join, new_code, new_key, new_student, reveal, start
+from ui.text import Text
+
+LANGS = pytest.mark.parametrize("lang", ["en", "zh"])
+
+
+def revealed(question: int, picks: list[int], students: int):
+    """A class of ``students`` on ``question``, the first ones having picked ``picks`` (choice indices)."""
+    tokens = [new_student() for _ in range(students)]
+    c = start(new_code(), new_key(), "en")
+    for token in tokens:
+        c = join(c, token)
+    c = ask(c, question)
+    choices = QUESTIONS[question].choices
+    for n, (token, pick) in enumerate(zip(tokens, picks, strict=False)):
+        c = answer(c, token, f"10.0.0.{n}", choices[pick])
+    return reveal(c)
+
+
+@LANGS
+@pytest.mark.parametrize(("question", "picks", "students"), [(0, [0, 1, 1, 2, 1], 7), (3, [1] * 12 + [0] * 3, 15),
+                                                              (2, [], 4)])
+def test_each_bar_is_a_choices_count_and_share_and_the_right_one_is_marked(lang, question, picks, students):
+    t = Text(lang)
+    c = revealed(question, picks, students)
+    q = QUESTIONS[question]
+    bars = answers_figure(c, t).to_plotly_json()["data"][0]
+    expected = [picks.count(i) for i in range(len(q.choices))]
+    assert list(bars["x"]) == expected
+    assert bars["text"] == [f"{n} ({share(n, len(picks))})" for n in expected]
+    labels = [label.replace("<br>", "" if lang == "zh" else " ") for label in bars["y"]]  # (wrapped lines)
+    assert labels == [t("class.right_choice", choice=t(q.choice_key(choice))) if choice == q.answer
+                      else t(q.choice_key(choice)) for choice in q.choices]
+    title = answers_figure(c, t).layout.title.text.replace("<br>", " ")
+    assert title.replace(" ", "") == t("class.answers_title", answered=len(picks), students=students).replace(" ", "")
+
+
+@LANGS
+def test_the_description_says_what_the_bars_show(lang):
+    t = Text(lang)
+    c = revealed(1, [2, 2, 0], 5)
+    text = answers_description(c, t)
+    q = QUESTIONS[1]
+    assert text.startswith(t("class.describe", answered=3, students=5, choices="").rstrip("。."))
+    for choice, n in zip(q.choices, (1, 0, 2), strict=True):
+        name = t(q.choice_key(choice))
+        name = t("class.right_choice", choice=name) if choice == q.answer else name
+        assert t("class.describe_choice", choice=name, count=n, share=share(n, 3)) in text
+
+
+def test_shares_are_whole_percentages_and_nobody_is_zero():
+    assert [share(1, 3), share(2, 3), share(0, 0), share(5, 5)] == ["33 %", "67 %", "0 %", "100 %"]
+
+
+@pytest.mark.parametrize("projector", [False, True])
+def test_chart_text_meets_wcag_aa(projector):
+    layout = answers_figure(revealed(0, [0, 1], 2), Text("en"), projector).to_plotly_json()
+    bars, layout = layout["data"][0], layout["layout"]
+    colours = [*bars["textfont"]["color"], layout["title"]["font"]["color"], layout["font"]["color"],
+               *(layout[axis][part]["color"] if part == "tickfont" else layout[axis]["title"]["font"]["color"]
+                 for axis in ("xaxis", "yaxis") for part in ("tickfont", "title"))]
+    assert all(contrast(colour) >= 4.5 for colour in colours), colours

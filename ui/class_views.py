@@ -1,0 +1,58 @@
+"""What a live class's answers look like once revealed: a bar per choice (counts and shares, the right
+answer marked) and the same in words. Pure functions of a :class:`~ui.live_class.LiveClass`."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .lessons import QUESTIONS
+from .live_class import LiveClass, counts
+from .text import Text
+from .views.style import OTHER_TOKENS, PLOTLY_WHITE, TARGET, ink_layout, text_colour, wrap
+
+
+def share(n: int, total: int) -> str:
+    """``n`` of ``total`` as a whole percentage ("0 %" of nobody)."""
+    return f"{round(100 * n / total) if total else 0} %"
+
+
+def choice_names(c: LiveClass, t: Text) -> list[str]:
+    """The question's choices as students read them, the right one marked."""
+    question = QUESTIONS[c.question]
+    return [t("class.right_choice", choice=t(question.choice_key(choice))) if choice == question.answer
+            else t(question.choice_key(choice)) for choice in question.choices]
+
+
+def answers_figure(c: LiveClass, t: Text, projector: bool = False) -> go.Figure:
+    """The class's answers to the current question: one bar per choice, in the question's order (top
+    first), each labelled with its count and share; the right answer's bar in the target colour."""
+    question, tally = QUESTIONS[c.question], counts(c)
+    total = sum(tally.values())
+    font = 20 if projector else 14
+    colours = [TARGET if choice == question.answer else OTHER_TOKENS for choice in question.choices]
+    bars = {"type": "bar", "orientation": "h", "y": [wrap(name, 24) for name in choice_names(c, t)],
+            "x": [tally[choice] for choice in question.choices], "marker": {"color": colours},
+            "text": [f"{tally[choice]} ({share(tally[choice], total)})" for choice in question.choices],
+            "textposition": "outside", "cliponaxis": False, "hoverinfo": "skip",
+            "textfont": {"color": [text_colour(colour) for colour in colours], "size": font}}
+    layout = ink_layout({
+        "title": {"text": wrap(t("class.answers_title", answered=total, students=len(c.students))),
+                  "font": {"size": font + 2}},
+        "template": PLOTLY_WHITE, "font": {"size": font}, "showlegend": False,
+        "height": 120 + (110 if projector else 80) * len(question.choices),  # room for a label of three lines
+        "margin": {"l": 20, "r": 80, "t": 60 + 2 * font, "b": 40},
+        "xaxis": {"title": {"text": t("class.answers_axis")}, "range": [0, max(1, *tally.values()) * 1.25],
+                  **({"dtick": 1} if total <= 10 else {})},  # (whole students)
+        "yaxis": {"autorange": "reversed", "automargin": True},
+    })
+    return go.Figure({"data": [bars], "layout": layout}, skip_invalid=False, _validate=False)
+
+
+def answers_description(c: LiveClass, t: Text) -> str:
+    """The figure in words: how many answered, then each choice's count and share, in its order."""
+    question, tally = QUESTIONS[c.question], counts(c)
+    total = sum(tally.values())
+    each = t("describe.separator").join(
+        t("class.describe_choice", choice=name, count=tally[choice], share=share(tally[choice], total))
+        for choice, name in zip(question.choices, choice_names(c, t), strict=True))
+    return t("class.describe", answered=total, students=len(c.students), choices=each)
