@@ -50,6 +50,7 @@ class LiveClass:
     step: int = 0  # the tour's step (index into ui.lessons.TOUR)
     view: tuple[tuple[str, str], ...] = ()  # the Explorer view, as its URL's query pairs
     question: int = 0  # index into ui.lessons.QUESTIONS
+    asked: int = 0  # the version the question was asked at: asked again, it is a new question
     phase: str = "open"
     following: bool = True  # False: students explore on their own
     students: frozenset[str] = frozenset()
@@ -119,7 +120,8 @@ def ask(c: LiveClass, question: int) -> LiveClass:
     """Question ``question`` open, with no answers yet."""
     if not 0 <= question < len(QUESTIONS):
         raise Refused("class.bad_question")
-    return _led(c, activity="question", question=question, phase="open", following=True, answers={}, refused=0)
+    return _led(c, activity="question", question=question, asked=c.version + 1, phase="open", following=True,
+                answers={}, refused=0)
 
 
 def close(c: LiveClass) -> LiveClass:
@@ -173,7 +175,8 @@ def counts(c: LiveClass) -> dict[str, int]:
 def as_json(c: LiveClass) -> dict:
     """The record as JSON values (a store keeps it so)."""
     return {"code": c.code, "teacher": c.teacher, "lang": c.lang, "version": c.version, "activity": c.activity,
-            "step": c.step, "view": [list(pair) for pair in c.view], "question": c.question, "phase": c.phase,
+            "step": c.step, "view": [list(pair) for pair in c.view], "question": c.question, "asked": c.asked,
+            "phase": c.phase,
             "following": c.following, "students": sorted(c.students),
             "answers": {s: [a.choice, a.address] for s, a in sorted(c.answers.items())}, "refused": c.refused}
 

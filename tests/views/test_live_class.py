@@ -85,6 +85,12 @@ def test_every_step_the_teacher_leads_is_a_new_version_students_follow():
     assert dict(c.view) == {k: str(v).lower() for k, v in QUESTIONS[3].show_me.items()}
 
 
+def test_a_question_asked_again_is_a_new_question_with_no_answers():
+    c = answer(a_class(), STUDENTS[0], ADDRESSES[0], QUESTIONS[0].answer)
+    again = ask(reveal(c), 0)
+    assert again.asked == again.version > c.asked and again.answers == {} and again.phase == "open"
+
+
 def test_an_answer_changes_no_version_and_a_new_choice_replaces_the_old():
     c = a_class()
     c1 = answer(c, STUDENTS[0], ADDRESSES[0], QUESTIONS[0].choices[0])
