@@ -4,11 +4,12 @@ answer marked) and the same in words. Pure functions of a :class:`~ui.live_class
 from __future__ import annotations
 
 import plotly.graph_objects as go
+import segno
 
 from .lessons import QUESTIONS
 from .live_class import LiveClass, counts
 from .text import Text
-from .views.style import OTHER_TOKENS, PLOTLY_WHITE, TARGET, ink_layout, text_colour, wrap
+from .views.style import INK, OTHER_TOKENS, PLOTLY_WHITE, TARGET, ink_layout, text_colour, wrap
 
 
 def share(n: int, total: int) -> str:
@@ -56,3 +57,13 @@ def answers_description(c: LiveClass, t: Text) -> str:
         t("class.describe_choice", choice=name, count=tally[choice], share=share(tally[choice], total))
         for choice, name in zip(question.choices, choice_names(c, t), strict=True))
     return t("class.describe", answered=total, students=len(c.students), choices=each)
+
+
+def join_code(link: str) -> segno.QRCode:
+    """The QR code of a class's join link, made here (never fetched), error correction M."""
+    return segno.make(link, error="m", micro=False)
+
+
+def join_code_svg(link: str, projector: bool = False) -> str:
+    """:func:`join_code` as inline SVG, dark on white with its quiet zone, at projector size if asked."""
+    return join_code(link).svg_inline(scale=12 if projector else 6, dark=INK, light="#ffffff", border=4)

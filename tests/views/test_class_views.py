@@ -1,9 +1,14 @@
 """The live class's answers, revealed: the bar chart and its description come from the class's counts."""
 
+import io
+import re
+
 import pytest
+import zxingcpp
+from PIL import Image
 
 from support.figures import contrast
-from ui.class_views import answers_description, answers_figure, share
+from ui.class_views import answers_description, answers_figure, join_code, join_code_svg, share
 from ui.lessons import QUESTIONS
 from ui.live_class import answer, ask, join, new_code, new_key, new_student, reveal, start
 from ui.text import Text
@@ -67,3 +72,22 @@ def test_chart_text_meets_wcag_aa(projector):
                *(layout[axis][part]["color"] if part == "tickfont" else layout[axis]["title"]["font"]["color"]
                  for axis in ("xaxis", "yaxis") for part in ("tickfont", "title"))]
     assert all(contrast(colour) >= 4.5 for colour in colours), colours
+
+
+@pytest.mark.parametrize("link", ["http://192.168.1.20:8501/join?class=ACDEFG",
+                                  "https://blockstab.school.example/join?class=XY3479&lang=zh"])
+def test_the_join_code_reads_back_as_the_link(link):
+    """A QR reader (zxing-cpp) reads the link back from the code, as a phone's camera would."""
+    png = io.BytesIO()
+    join_code(link).save(png, kind="png", scale=8, border=4)
+    png.seek(0)
+    assert [found.text for found in zxingcpp.read_barcodes(Image.open(png))] == [link]
+
+
+def test_the_join_code_svg_is_dark_on_white_and_larger_for_the_projector():
+    small, large = join_code_svg("http://a/join?class=ACDEFG"), join_code_svg("http://a/join?class=ACDEFG", True)
+    width = [int(re.search(r'width="(\d+)"', svg).group(1)) for svg in (small, large)]
+    assert width[1] == 2 * width[0]
+    colours = [re.search(rf'{attribute}="#([0-9a-fA-F]+)"', small).group(1) for attribute in ("stroke", "fill")]
+    dark, light = ("#" + (c if len(c) == 6 else "".join(2 * d for d in c)) for c in colours)  # (#fff is #ffffff)
+    assert contrast(dark, light) >= 7, (dark, light)
