@@ -12,6 +12,7 @@ import secrets
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from .controls import explorer_query
 from .lessons import QUESTIONS, TOUR
 
 CODE_ALPHABET = "ACDEFGHJKMNPRTWXY34679"  # no look-alikes: 0/O/Q, 1/I/L, 2/Z, 5/S, 8/B, U/V
@@ -136,8 +137,7 @@ def show_me(c: LiveClass) -> LiveClass:
     """The revealed question's Explorer view on every screen."""
     if c.activity != "question" or c.phase != "revealed":
         raise Refused("class.not_revealed")
-    return show_view(c, {key: str(value).lower() if isinstance(value, bool) else str(value)
-                         for key, value in QUESTIONS[c.question].show_me.items()})
+    return show_view(c, explorer_query(QUESTIONS[c.question].show_me))
 
 
 def explore_freely(c: LiveClass) -> LiveClass:
