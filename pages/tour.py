@@ -2,13 +2,12 @@
 
 import streamlit as st
 
-from blockstab.scenario import LESSON
-from server.caches import description, figure_cached
-from ui.chrome import active_example, chart, language, on_phone
+from ui.chrome import active_example, language
 from ui.controls import BY_KEY
-from ui.lessons import TOUR, lesson_facts
+from ui.lessons import TOUR
 from ui.text import Text
-from ui.widgets import open_in_explorer, url_value
+from ui.tour_step import tour_step
+from ui.widgets import url_value
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)
@@ -43,14 +42,4 @@ with st.container(key="tour_clicker"):
     st.button(t("tour.next"), key="tour_page_down", disabled=last, on_click=go_to, args=(number + 1,),
               shortcut="PageDown")
 
-st.subheader(t(f"tour.{step.id}.title"))
-text, figure = st.columns([2, 3])
-with text:
-    st.markdown(t(f"tour.{step.id}.body", **lesson_facts()))
-    if st.button(t("tour.open_in_explorer"), key="tour_open", icon=":material/open_in_new:"):
-        open_in_explorer(step.view)
-with figure:
-    shown = step.state(projector, example, on_phone())
-    chart(figure_cached(step.figure, shown, t.lang), t, "tour_figure", description(step.figure, shown, t.lang))
-    if example != LESSON:
-        st.caption(t("example.text_is_the_lesson"))
+tour_step(step, t, projector, example)

@@ -6,7 +6,8 @@ first session runs ``st.navigation``. So the first session after a start that op
 ``st.navigation`` alone, and the server is told so before any session starts
 (tests/browser/test_browser.py checks both the fault and the fix). It also gives each session its
 fair share of the server: reruns and WebSocket messages bounded per session (``fair_share.py``).
-Arguments go to ``streamlit run`` (e.g. ``--server.port 8502``).
+Arguments go to ``streamlit run`` (e.g. ``--server.port 8502``); ``--lan`` serves the LAN (every
+interface), so that students' phones can open the app and join a live class.
 
 Streamlit is imported under ``__main__`` only: multiprocessing imports this module again in every
 Depth-lab worker process (``server/lab_worker.py``), which needs none of it (it cost a worker about
@@ -28,4 +29,5 @@ if __name__ == "__main__":
     os.chdir(ROOT)  # .streamlit/config.toml is read from the working directory
     PagesManager.uses_pages_directory = False
     fair_share.install()
-    main(["run", "app.py", *sys.argv[1:]], prog_name="streamlit")
+    args = [part for arg in sys.argv[1:] for part in (["--server.address", "0.0.0.0"] if arg == "--lan" else [arg])]
+    main(["run", "app.py", *args], prog_name="streamlit")

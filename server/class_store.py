@@ -14,10 +14,20 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from ui import live_class
 from ui.live_class import LiveClass, Refused, as_json, from_json
 
+
+def _setting(name: str, default: int) -> int:
+    """A limit a server's operator may set (``BLOCKSTAB_<name>``), else ``default``."""
+    return int(os.environ.get(f"BLOCKSTAB_{name}", default))
+
+
 IDLE_SECONDS = 3 * 3600  # a class nobody touched for this long has ended
-CLASSES = 20  # classes at once
+CLASSES = _setting("CLASSES", 20)  # classes at once
+STUDENTS_PER_CLASS = _setting("STUDENTS_PER_CLASS", live_class.STUDENTS_PER_CLASS)
+ANSWERS_PER_ADDRESS = _setting("ANSWERS_PER_ADDRESS", live_class.ANSWERS_PER_ADDRESS)
+JOINS_PER_MINUTE = _setting("JOINS_PER_MINUTE", 10)  # join attempts per client address
 
 
 class ClassStore(Protocol):

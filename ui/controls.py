@@ -29,6 +29,7 @@ MAX_EXPLORER_DEPTH = 100
 class Control:
     key: str
     kind: str  # "toggle" | "choice" | "keys" | "int" | "steps" (an int from ``options``) | "example" | "text"
+    #          | "pattern" (a string matching the regular expression ``options[0]``)
     default: object
     options: tuple = ()
     low: int = 0
@@ -51,6 +52,8 @@ class Control:
             return example if isinstance(example, Scenario) else None
         if self.kind == "text":
             return None if sentence_problem(raw) else raw
+        if self.kind == "pattern":
+            return raw if re.fullmatch(self.options[0], raw) else None
         if not INTEGER.fullmatch(raw):  # ASCII digits only: int() would take "²", "٣", "1_0", " 5"
             return None
         value = int(raw)
@@ -126,10 +129,20 @@ REAL_CONTROLS = (
     Control("real_layer", "int", 1, low=1, high=DEPTH),
     Control("real_norm_off", "choice", "identity", tuple(NORM_OFF)),
 )
+# A live class's links (ui.live_class): its code, six characters without look-alikes (0/O/Q, 1/I/L,
+# 2/Z, 5/S, 8/B, U/V); a student's token (``me``, kept in the student's join link); the teacher's key.
+CODE_ALPHABET = "ACDEFGHJKMNPRTWXY34679"
+CODE_LENGTH = 6
+CLASS_CONTROLS = (
+    Control("class", "pattern", None, (f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}",)),
+    Control("me", "pattern", None, ("[A-Za-z0-9_-]{16}",)),
+    Control("key", "pattern", None, ("[A-Za-z0-9_-]{32}",)),
+)
 # ``sc`` is the example sentence every page computes on (blockstab.scenario: a preset's id or a
 # versioned payload); absent, the lesson's sentence.
 EXAMPLE = Control("sc", "example", LESSON)
-BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS, EXAMPLE)}
+BY_KEY = {c.key: c for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS, *CLASS_CONTROLS,
+                                EXAMPLE)}
 
 
 def explorer_query(view: dict, **extra) -> dict[str, str]:

@@ -19,10 +19,11 @@ PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": Tru
 
 
 def mount_data(controls: list[Control] | tuple[Control, ...], view: dict, t: Text, projector: bool, bundle: str,
-               plotly: str, why_href: str | None = None) -> dict:
+               plotly: str, why_href: str | None = None, lead: int | None = None) -> dict:
     """The component's data: ``controls`` drawn in the browser, opened on ``view``, reading the bundle
     at ``bundle`` (a prefix: then a part's name and ``.js``) and Plotly.js at ``plotly``. ``why_href``
-    links LayerNorm's 2-D note to the geometry page (none in the take-home folder)."""
+    links LayerNorm's 2-D note to the geometry page (none in the take-home folder). ``lead``: a view the
+    server leads (a live class's), taken by a mounted Explorer each time ``lead`` changes."""
     return {
         "bundle": bundle,
         "plotly": plotly,
@@ -42,6 +43,7 @@ def mount_data(controls: list[Control] | tuple[Control, ...], view: dict, t: Tex
         "config": {**PLOT_CONFIG, **plotly_locale(t)},  # (its toolbar in the page's language)
         "controls_for": f"{t.lang}-{projector}-{','.join(c.key for c in controls)}",  # redrawn on a change
         "view": view,
+        "lead": lead,
     }
 
 

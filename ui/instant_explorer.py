@@ -44,26 +44,27 @@ def reported_view() -> dict | None:
     return None
 
 
-def instant_explorer(state: ExplorerState, controls: list[Control], t: Text) -> None:
+def instant_explorer(state: ExplorerState, controls: list[Control], t: Text, lead: int | None = None) -> None:
     """Mount the instant Explorer on ``state`` with ``controls`` drawn in the browser. A report-back
     mounts it on the same data; if it moved the block in focus to a range not built yet, the range
     is built after every other element of the page is sent (the browser shows the block faded and
-    reads the bundle's index until the range is listed). Call it last in its fragment."""
+    reads the bundle's index until the range is listed). Call it last in its fragment. A new
+    ``lead`` (a live class) moves the mounted Explorer to ``state``'s view."""
     _register_assets()
     mounted = st.session_state.get(KEY) is not None
     if mounted and reported_view() is None:
         st.warning(t("explorer.instant_refused"), icon=":material/block:")
     view = {c.key: getattr(state, c.key) for c in INSTANT}
-    if not mounted:  # it opens on this view, and keeps its own from then on
-        st.session_state["instant_opened_on"] = view
+    sent = st.session_state.get(MOUNTED)
+    if not mounted or (lead is not None and sent is not None and sent[0][4] != lead):
+        st.session_state["instant_opened_on"] = view  # it opens on this view, and keeps its own from then on
     look, lang = sentence_and_look(state), t.lang
     in_focus = range_part(range_first(state.shown_block))
-    built_for = (look, lang, tuple(controls), tuple(st.session_state.get("instant_opened_on", view).items()))
-    sent = st.session_state.get(MOUNTED)
+    built_for = (look, lang, tuple(controls), tuple(st.session_state.get("instant_opened_on", view).items()), lead)
     if sent is None or sent[0] != built_for:
         ensure(look, lang, FIGURES, in_focus)  # before the data: the browser reads them at once
         data = mount_data(controls, dict(built_for[3]), t, look.projector, bundle_url(look, lang), PLOTLY_URL,
-                          why_href=geometry_link(lang))
+                          why_href=geometry_link(lang), lead=lead)
         sent = built_for, json.dumps(data, allow_nan=False, ensure_ascii=False).encode()  # resent: a reference
         st.session_state[MOUNTED] = sent
     # The page reads the reported view at its next run (reported_view); Streamlit keeps a state

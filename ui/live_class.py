@@ -7,17 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from .controls import explorer_query
+from .controls import BY_KEY, CODE_ALPHABET, CODE_LENGTH, explorer_query
 from .lessons import QUESTIONS, TOUR
 
-CODE_ALPHABET = "ACDEFGHJKMNPRTWXY34679"  # no look-alikes: 0/O/Q, 1/I/L, 2/Z, 5/S, 8/B, U/V
-CODE_LENGTH = 6
-STUDENT_TOKEN = re.compile(r"[A-Za-z0-9_-]{16}")  # what :func:`new_student` makes (a student's page keeps it)
 ACTIVITIES = ("tour", "explorer", "question")
 PHASES = ("open", "closed", "revealed")  # a question's: answering, answers kept but none taken, shown
 ANSWERS_PER_ADDRESS = 2  # answers counted per client address and question: two students may share one
@@ -64,7 +60,7 @@ def new_code() -> str:
 
 
 def new_key() -> str:
-    """A teacher's key: 192 random bits, never sent to a student's page."""
+    """A teacher's key: 192 random bits (32 characters), never sent to a student's page."""
     return secrets.token_urlsafe(24)
 
 
@@ -78,7 +74,7 @@ def key_hash(key: str) -> str:
 
 
 def valid_code(code: str) -> bool:
-    return len(code) == CODE_LENGTH and all(c in CODE_ALPHABET for c in code)
+    return BY_KEY["class"].parse(code) is not None
 
 
 def start(code: str, key: str, lang: str) -> LiveClass:
@@ -92,7 +88,7 @@ def check_teacher(c: LiveClass, key: str) -> None:
 
 def join(c: LiveClass, student: str, most: int = STUDENTS_PER_CLASS) -> LiveClass:
     """``student`` in the class (joining again changes nothing)."""
-    if not STUDENT_TOKEN.fullmatch(student):
+    if BY_KEY["me"].parse(student) is None:
         raise Refused("class.bad_link")
     if student in c.students:
         return c

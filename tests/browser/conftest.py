@@ -46,12 +46,14 @@ def pytest_runtest_makereport(item, call):
 
 
 @contextlib.contextmanager
-def served(log_path: Path):
-    """``(url, process)``: the app started as scripts/start.sh starts it, on a free port, once healthy
-    (``/_stcore/health``), its log shown under a failed test; stopped afterwards."""
+def served(log_path: Path, extra: tuple[str, ...] = (), env: dict | None = None):
+    """``(url, process)``: the app started as scripts/start.sh starts it (with ``extra`` arguments), on a
+    free port, once healthy (``/_stcore/health``), its log shown under a failed test; stopped afterwards.
+    ``env`` adds settings to the tests' own."""
     SERVER_LOG.append(log_path)
     try:
-        with streamlit_server("app.py", log_path, ROOT, env=SERVER_ENV) as (base, server):
+        settings = {**SERVER_ENV, **(env or {})}
+        with streamlit_server("app.py", log_path, ROOT, extra=extra, env=settings) as (base, server):
             yield base, server
     except ServerFailed as error:  # raised only while starting, before the yield
         pytest.fail(str(error), pytrace=False)
@@ -63,6 +65,15 @@ def served(log_path: Path):
 def app_server(tmp_path_factory):
     """The app's server, one per test process (each xdist worker has its own)."""
     with served(tmp_path_factory.mktemp("streamlit") / "server.log") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def lan_server(tmp_path_factory):
+    """The app's server as ``scripts/start.sh --lan`` starts it (every interface), for a module of its own;
+    a live class counts 3 answers per address (the tests' students all come from this machine)."""
+    with served(tmp_path_factory.mktemp("lan") / "server.log", extra=("--lan",),
+                env={"BLOCKSTAB_ANSWERS_PER_ADDRESS": "3"}) as running:
         yield running
 
 

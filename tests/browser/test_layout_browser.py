@@ -17,7 +17,7 @@ from ui.text import LANG_TAGS, PLOTLY_WORDS, Text
 pytestmark = pytest.mark.browser
 
 PAGES = ("/", "/?residual=false", "/?norm=false", "/?norm=false&depth=100", "/walk?step=1", "/walk?step=3",
-         "/walk?step=8", "/case", "/practice", "/geometry", "/scenario", "/lab", "/teach", "/real")
+         "/walk?step=8", "/case", "/practice", "/geometry", "/scenario", "/lab", "/teach", "/real", "/class", "/join")
 # A desktop window is opened at 1280x720, then resized to 1024x768 (its layout depends only on the
 # viewport: the server tells a phone from its User-Agent and projector mode from the link).
 # The accessibility tree a screen reader walks, reviewed and committed (tests/browser/snapshots/): title,
@@ -92,7 +92,7 @@ def test_no_text_is_cut_off_and_the_page_is_accessible(new_page, app_url, path, 
     page = new_page(*first, locale=locale, user_agent=PHONE_USER_AGENT if size == "phone" else None)
     joiner = "&" if "?" in path else "?"
     open_app(page, f"{app_url}{path}{joiner}lang={lang}{'&projector=true' if projector else ''}",
-             charts=path not in ("/lab", "/teach", "/practice"))
+             charts=path not in ("/lab", "/teach", "/practice", "/class", "/join"))
     for width, height in [first, *resized]:
         if (width, height) != first:
             resize(page, width, height)

@@ -18,6 +18,7 @@ from ui.controls import APP_CONTROLS, CONTROLS, LAB_CONTROLS, REAL_CONTROLS
 from ui.examples import EXAMPLE_NAMES
 from ui.lab_views import PANELS, VARIANT_PARTS
 from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
+from ui.live_class import ACTIVITIES
 from ui.real_views import PANELS as REAL_PANELS
 from ui.text import LANGUAGES, Text, catalog
 from ui.views.tables import THREE_STAGES
@@ -56,6 +57,7 @@ FAMILIES = {
     "control.*": {f"control.{c.key}" for c in (*CONTROLS, *APP_CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS)},
     "help.*": {f"help.{c.key}" for c in (*CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS)},
     "lang.*": {f"lang.{code}" for code in LANGUAGES},
+    "class.activity.*": {f"class.activity.{a}" for a in ACTIVITIES},
     "describe.curve.*": {"describe.curve.block", "describe.curve.layer"},
     "describe.curve_lost.*": {"describe.curve_lost.block", "describe.curve_lost.layer"},
     # The lesson pages: keys derived from the ids in ui/lessons.py and ui/views/tables.py.
@@ -189,6 +191,8 @@ def test_no_catalog_key_is_unused():
 
 
 # Where t() gets a key from a variable, and the constants / computed keys that feed it.
+REFUSALS = {"class.not_teacher", "class.bad_link", "class.full", "class.ended", "class.too_many", "class.not_joined",
+            "class.question_closed", "class.bad_choice", "class.bad_step", "class.bad_question", "class.not_revealed"}
 VARIABLE_SITES = {
     "ui/verdicts.py": {k for k in EN if k.startswith("verdict.") or k.startswith("unit.")},
     "pages/exercises.py": {"ex.right", "ex.wrong"},
@@ -197,6 +201,9 @@ VARIABLE_SITES = {
     "ui/real_views.py": {k for k in EN if k.startswith("real.verdict.")} | {"real.intact", "real.ablated"},
     "ui/text.py": {k for k in EN if k.startswith("plotly.")},
     "ui/class_views.py": set(),  # t(question.choice_key(choice)): COMPUTED
+    "ui/classroom.py": REFUSALS,  # t(refused.key)
+    "pages/live_class.py": REFUSALS,
+    "pages/join_class.py": set(),  # t(asked.choice_key(choice)): COMPUTED
 }
 
 

@@ -5,7 +5,7 @@ import re
 
 from blockstab.scenario import PRESETS
 from support import ROOT
-from ui.controls import APP_CONTROLS, CONTROLS, LAB_CONTROLS, PAGE_CONTROLS, REAL_CONTROLS
+from ui.controls import APP_CONTROLS, CLASS_CONTROLS, CONTROLS, LAB_CONTROLS, PAGE_CONTROLS, REAL_CONTROLS
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -24,7 +24,7 @@ def named(cell: str) -> list[str]:
 def test_the_link_table_names_every_parameter_with_the_values_it_takes():
     rows = table("Link parameters")
     documented = {key for cell in rows for key in named(cell)}
-    listed = {c.key for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS)} | {"sc"}
+    listed = {c.key for c in (*CONTROLS, *APP_CONTROLS, *PAGE_CONTROLS, *CLASS_CONTROLS)} | {"sc"}
     assert listed <= documented and documented - listed == {"lab_…", "real_…"}
     assert all(c.key.startswith(("lab_", "real_")) for c in (*LAB_CONTROLS, *REAL_CONTROLS))
     for cell, values in rows.items():

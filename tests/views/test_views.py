@@ -422,6 +422,8 @@ def _example(control) -> str:
         return str(control.options[-1])
     if control.kind == "text":
         return "回滚 🚀 deploy"
+    if control.kind == "pattern":
+        return {"class": "AC3479", "me": "A-b_" * 4, "key": "x9_-" * 8}[control.key]
     raise AssertionError(f"a new kind of control, {control.kind!r}: add it to _example and _oracle")
 
 
@@ -474,6 +476,9 @@ def _oracle(key: str, raw: str) -> bool:
         return bool(raw.strip()) and len(raw) <= 200 and all(
             ch == "\u200d" or unicodedata.category(ch)[0] not in "CZ" or unicodedata.category(ch) == "Zs"
             for ch in raw)
+    if control.kind == "pattern":  # a live class's code (no look-alikes), a student's token, a teacher's key
+        alphabet = "ACDEFGHJKMNPRTWXY34679" if key == "class" else string.ascii_letters + string.digits + "-_"
+        return len(raw) == {"class": 6, "me": 16, "key": 32}[key] and all(ch in alphabet for ch in raw)
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 6):  # plain digits: "1e1", "2.9", "+7", "٣" refused
         return False
     number = int(raw)

@@ -55,6 +55,10 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
     build(mount.root, data, mount);
     forget(mount);
   }
+  if (before && data.lead !== null && data.lead !== before.lead) { // the server leads the view (a live class)
+    mount.view = { ...data.view };
+    mount.generation += 1;
+  }
   if (before?.bundle !== data.bundle) { // another sentence, language or look
     (async () => {
       const index = await readIndex(mount);

@@ -1,0 +1,69 @@
+"""A live class (``ui.live_class``) on the page, shared by the teacher's page (/class) and a student's
+(/join): a change applied in the store with its refusal as a message, the join link, the class's
+Explorer view, a question's words, and the poll that follows the class."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from server.class_store import class_store
+from server.lan import students_address
+
+from .chrome import app_address, on_phone
+from .controls import BY_KEY, CONTROLS, ExplorerState
+from .lessons import QUESTIONS, lesson_facts
+from .live_class import LiveClass, Refused
+from .text import Text
+
+EXPLORER_KEYS = {control.key for control in CONTROLS}
+POLL_SECONDS = 1.0  # how often a page asks the store whether the class moved on (students follow within 2 s)
+
+
+def client_address() -> str:
+    """The address the page's connection came from (the per-address limits); "unknown" when the
+    session has no client address (as in AppTest, which gives a stand-in object)."""
+    address = st.context.ip_address
+    return address if isinstance(address, str) else "unknown"
+
+
+def act(t: Text, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveClass | None:
+    """``change`` applied to the class in the store; a refusal is shown as its message (``None``)."""
+    try:
+        return class_store().update(code, change)
+    except Refused as refused:
+        st.error(t(refused.key), icon=":material/block:")
+        return None
+
+
+def join_link(code: str, lang: str) -> tuple[str, bool]:
+    """The class's join link in ``lang`` (a student's default), and whether phones on the LAN can open it."""
+    address, reachable = students_address(st.get_option("server.address") or "", st.get_option("server.port"),
+                                          app_address())
+    return f"{address}/join?{urlencode({'class': code, 'lang': lang})}", reachable
+
+
+def class_state(c: LiveClass, projector: bool) -> ExplorerState:
+    """The Explorer's state on the class's view (its URL's pairs, read as any link's)."""
+    values = {key: BY_KEY[key].parse(raw) for key, raw in c.view if key in EXPLORER_KEYS}
+    return ExplorerState(**{k: v for k, v in values.items() if v is not None}, projector=projector, phone=on_phone())
+
+
+def question_text(c: LiveClass, t: Text) -> None:
+    """The class's question: its exercise's title and its prompt."""
+    question = QUESTIONS[c.question]
+    st.subheader(t(f"ex.{question.exercise}.title"))
+    st.markdown(t(f"ex.{question.id}.prompt"))
+
+
+def explanation(c: LiveClass, t: Text) -> None:
+    st.markdown(t(f"ex.{QUESTIONS[c.question].id}.explain", **lesson_facts()))
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def follow(code: str, seen: int | None) -> None:
+    """Read the class's version alone; when it is not ``seen`` (the class moved on, or ended), run the page again."""
+    if class_store().version(code) != seen:
+        st.rerun()
