@@ -11,7 +11,7 @@ from ui.class_views import answers_description, answers_figure, join_code_svg
 from ui.classroom import POLL_SECONDS, act, class_state, explanation, join_link, question_text
 from ui.controls import BY_KEY, ExplorerState, explorer_query
 from ui.instant_explorer import INSTANT, instant_explorer, reported_view
-from ui.lessons import QUESTIONS, TOUR
+from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 from ui.live_class import (
     ACTIVITIES,
     LiveClass,
@@ -23,7 +23,9 @@ from ui.live_class import (
     follow_me,
     new_code,
     new_key,
+    next_in_script,
     reveal,
+    script_position,
     show_me,
     show_step,
     show_view,
@@ -182,6 +184,8 @@ def lead(record: LiveClass) -> None:
     with end.popover(t("class.end"), icon=":material/stop_circle:", use_container_width=True):
         st.button(t("class.end_confirm"), key="class_end", on_click=end_class, type="primary")
 
+    st.button(t("class.next_in_script"), key="class_script_next", on_click=teach, args=(next_in_script,),
+              disabled=script_position(record) == len(LIVE_SCRIPT) - 1, icon=":material/skip_next:")
     if record.activity == "tour":
         back, forward, _ = st.columns([1, 1, 2])
         back.button(t("tour.previous"), key="class_previous", disabled=record.step == 0, on_click=teach,
@@ -203,6 +207,8 @@ def lead(record: LiveClass) -> None:
 
 st.title(t("class.title"))
 resume_from_link()
+if st.session_state.pop("class_start_now", False) and st.session_state.get(CODE) is None:  # from For teachers
+    start_class()
 code = st.session_state.get(CODE)
 record = store.read(code) if code else None
 if code and record is None:

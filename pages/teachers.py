@@ -14,6 +14,12 @@ t = Text(language())
 st.title(t("teach.title"))
 st.markdown(t("teach.script", **lesson_facts()))
 
+st.header(t("teach.live_title"))
+st.markdown(t("teach.live_intro"))
+if st.button(t("teach.live_start"), key="teach_live", icon=":material/co_present:", type="primary"):
+    st.session_state["class_start_now"] = True  # the class page starts one on arrival
+    st.switch_page("pages/live_class.py", query_params={"lang": t.lang})
+
 st.header(t("teach.presets"))
 for preset in PRESETS:
     with st.container(border=True):

@@ -80,6 +80,11 @@ QUESTIONS = (
     Question("size_swings", 2, DEVICES, "normalization", {"norm": False, "depth": 100}),
 )
 
+# The ten-minute script (For teachers) as a live class runs it, one item per "Next": tour steps 1-6, then
+# Exercise 2's questions (each revealed, and shown in the Explorer, as the teacher chooses).
+LIVE_SCRIPT = (*(("tour", n) for n in range(6)),
+               *(("question", n) for n, q in enumerate(QUESTIONS) if q.exercise == 2))
+
 CHECKLIST = (
     Demonstration("residual_keeps", RESIDUAL_OFF),
     Demonstration("norm_tidies", NORM_OFF),

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from .controls import BY_KEY, CODE_ALPHABET, CODE_LENGTH, explorer_query
-from .lessons import QUESTIONS, TOUR
+from .lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 
 ACTIVITIES = ("tour", "explorer", "question")
 PHASES = ("open", "closed", "revealed")  # a question's: answering, answers kept but none taken, shown
@@ -134,6 +134,22 @@ def show_me(c: LiveClass) -> LiveClass:
     if c.activity != "question" or c.phase != "revealed":
         raise Refused("class.not_revealed")
     return show_view(c, explorer_query(QUESTIONS[c.question].show_me))
+
+
+def script_position(c: LiveClass) -> int:
+    """Where the class is in :data:`~ui.lessons.LIVE_SCRIPT` (-1: not on it); the Explorer after a
+    question's "show me" is still that question's place."""
+    here = ("tour", c.step) if c.activity == "tour" else ("question", c.question) if c.asked else None
+    return LIVE_SCRIPT.index(here) if here in LIVE_SCRIPT else -1
+
+
+def next_in_script(c: LiveClass) -> LiveClass:
+    """The script's next item for the class (its first, if the class is not on it)."""
+    at = script_position(c) + 1
+    if at >= len(LIVE_SCRIPT):
+        raise Refused("class.script_done")
+    activity, n = LIVE_SCRIPT[at]
+    return show_step(c, n) if activity == "tour" else ask(c, n)
 
 
 def explore_freely(c: LiveClass) -> LiveClass:

@@ -19,7 +19,7 @@ from support.pages import run_page
 from support.text import says
 from ui.class_views import answers_description, answers_figure, join_code_svg
 from ui.controls import BY_KEY, CONTROLS, explorer_query
-from ui.lessons import QUESTIONS, TOUR
+from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 from ui.live_class import counts
 from ui.text import Text
 
@@ -256,3 +256,17 @@ def test_more_answers_from_one_address_than_the_limit_are_refused_and_shown(stor
     assert shows(students[2], "en", "class.answer_refused")
     again(teacher)
     assert shows(teacher, "en", "class.refused") and len(store.read(code).answers) == 2
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_ten_minute_lesson_runs_as_a_live_class_from_one_button(lang, store):
+    page = run_page("pages/teachers.py", lang=lang)
+    page.button(key="teach_live").click().run()
+    code = page.query_params["class"]  # on the class page, a class started
+    assert page.title[0].value == Text(lang)("class.title")
+    page.switch_page(TEACHER)  # where the browser now is (AppTest would rerun the page it was set to)
+    for item in LIVE_SCRIPT[1:]:
+        page.button(key="class_script_next").click().run()
+        record = store.read(code)
+        assert (record.activity, record.step if record.activity == "tour" else record.question) == item
+    assert page.button(key="class_script_next").disabled and not page.exception

@@ -9,7 +9,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from support import ROOT
 from ui.controls import explorer_query
-from ui.lessons import QUESTIONS, TOUR
+from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 from ui.live_class import (
     CODE_ALPHABET,
     CODE_LENGTH,
@@ -28,7 +28,9 @@ from ui.live_class import (
     new_code,
     new_key,
     new_student,
+    next_in_script,
     reveal,
+    script_position,
     show_me,
     show_step,
     show_view,
@@ -115,11 +117,26 @@ def test_answers_per_address_are_limited_and_the_refused_are_counted():
     (lambda c: show_step(c, len(TOUR)), "class.bad_step"),
     (lambda c: ask(c, -1), "class.bad_question"),
     (show_me, "class.not_revealed"),
+    (lambda c: next_in_script(ask(c, LIVE_SCRIPT[-1][1])), "class.script_done"),
 ])
 def test_a_change_the_class_cannot_take_is_refused_with_its_message(change, key):
     with pytest.raises(Refused) as refused:
         change(a_class())
     assert refused.value.key == key
+
+
+def test_next_walks_the_ten_minute_script_from_where_the_class_is():
+    c, walked = show_step(a_class(), 0), []
+    while script_position(c) < len(LIVE_SCRIPT) - 1:
+        walked.append(script_position(c))
+        c = next_in_script(c)
+        shown = (c.activity, c.step if c.activity == "tour" else c.question)
+        assert c.following and shown == LIVE_SCRIPT[walked[-1] + 1]
+    assert walked == list(range(len(LIVE_SCRIPT) - 1))  # from the class's first screen, every item once
+    question = LIVE_SCRIPT.index(("question", QUESTIONS.index(next(q for q in QUESTIONS if q.exercise == 2))))
+    shown = show_me(reveal(ask(a_class(), LIVE_SCRIPT[question][1])))  # the Explorer after "show me"
+    assert script_position(shown) == question and next_in_script(shown).question == LIVE_SCRIPT[question + 1][1]
+    assert next_in_script(show_step(a_class(), len(TOUR) - 1)).step == 0  # off the script: its start
 
 
 def test_every_refusal_has_its_message_in_both_languages():
