@@ -5,7 +5,9 @@ pages measure the end-to-end latency (40 rendering pages saturate a 2-core machi
 Like the frontend, each rerun sends every widget's current value (read from the elements the
 server sent, refs resolved from a local message cache), the page's URL query string (as the
 server last set it) and the hashes of the messages it holds; a change of a widget inside a fragment
-(the instant Explorer's) asks for a rerun of that fragment alone. Loopback only.
+(the instant Explorer's) asks for a rerun of that fragment alone. With ``auto_reruns``, a session also
+asks for a rerun of each ``st.fragment(run_every=...)`` fragment every interval, as the frontend's
+timers do (a live class's students follow so). Loopback only.
 """
 
 from __future__ import annotations
@@ -50,10 +52,10 @@ def widget_state(element, remembered: dict[str, WidgetState]) -> tuple[WidgetSta
         default.bool_value = proto.default
     elif kind == "slider":
         default.double_array_value.data.extend(proto.default)
-    elif len(proto.options) > proto.default >= 0:
+    elif proto.HasField("default") and len(proto.options) > proto.default >= 0:
         default.string_value = proto.options[proto.default]
-    else:
-        return None
+    elif not (proto.set_value and proto.raw_value) and widget_key(widget_id) not in remembered:
+        return None  # ``index=None`` and nothing chosen yet: the frontend reports no value
     state = WidgetState.FromString(default.SerializeToString())
     if proto.set_value:
         if kind == "checkbox":
@@ -72,8 +74,10 @@ def widget_state(element, remembered: dict[str, WidgetState]) -> tuple[WidgetSta
 class ProtocolSession:
     """One session: connect, run the page, then change widgets by key and time each rerun."""
 
-    def __init__(self, port: int, query: str = "lang=en", page_name: str = ""):
+    def __init__(self, port: int, query: str = "lang=en", page_name: str = "", auto_reruns: bool = False):
         self.port, self.query, self.page_name = port, query, page_name  # page_name: a page's url_path
+        self.auto_reruns = auto_reruns  # rerun each run_every fragment every interval, as the frontend does
+        self.timers: dict[str, tuple[float, asyncio.Task]] = {}  # by fragment id: (interval, its timer)
         self.cache: dict[str, ForwardMsg] = {}
         self.page_hash = ""
         self.widgets: dict[str, WidgetState] = {}  # by widget id, from the last finished run
@@ -114,6 +118,10 @@ class ProtocolSession:
         elif msg.metadata.cacheable and msg.hash:
             self.cache[msg.hash] = msg
         if kind == "new_session":
+            if self.auto_reruns and msg.metadata.HasField("run"):  # the server says what runs: the page or a fragment
+                self.running_fragment = next(iter(msg.metadata.run.fragment_ids), "")
+                if not self.running_fragment:  # as the frontend, a run of the page stops every timer
+                    self._stop_timers(list(self.timers))
             self.page_hash = msg.new_session.page_script_hash or self.page_hash
             self.session_id = msg.new_session.initialize.session_id or self.session_id
             kept = [i for i, f in enumerate(self.element_fragments) if self.running_fragment not in ("", f)]
@@ -126,6 +134,10 @@ class ProtocolSession:
             self.page_hash, self.page_name = msg.navigation.page_script_hash, ""
         elif kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string
+        elif kind == "auto_rerun" and self.auto_reruns:
+            self._start_timer(msg.auto_rerun.fragment_id, msg.auto_rerun.interval)
+        elif kind == "stop_auto_rerun":
+            self._stop_timers(list(msg.stop_auto_rerun.fragment_ids))
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             element = msg.delta.new_element
             if element.WhichOneof("type") == "exception":
@@ -162,6 +174,33 @@ class ProtocolSession:
             state = WidgetState.FromString(self.remembered[key].SerializeToString())
             state.id = proto.id
             self.run_widgets[proto.id] = state
+
+    def _start_timer(self, fragment_id: str, interval: float) -> None:
+        """A fragment's timer, unless it has one of the same interval (as the frontend's ``setInterval``)."""
+        if not fragment_id or interval <= 0 or self.timers.get(fragment_id, (None,))[0] == interval:
+            return
+        self._stop_timers([fragment_id])
+        self.timers[fragment_id] = interval, asyncio.get_running_loop().create_task(self._tick(fragment_id, interval))
+
+    def _stop_timers(self, fragment_ids: list[str]) -> None:
+        for fragment_id in fragment_ids:
+            _, timer = self.timers.pop(fragment_id, (None, None))
+            if timer is not None:
+                timer.cancel()
+
+    async def _tick(self, fragment_id: str, interval: float) -> None:
+        """Ask for a rerun of the fragment every ``interval`` s until its timer is stopped or the socket closes."""
+        with contextlib.suppress(websockets.ConnectionClosed):
+            while True:
+                await asyncio.sleep(interval)
+                await self.send_auto_rerun(fragment_id)
+
+    async def send_auto_rerun(self, fragment_id: str) -> None:
+        """A fragment's timed rerun request, as the frontend sends it (every widget's value, the URL)."""
+        msg = BackMsg.FromString(self._rerun_request())
+        msg.rerun_script.fragment_id = fragment_id
+        msg.rerun_script.is_auto_rerun = True
+        await self.ws.send(msg.SerializeToString())
 
     async def _read(self) -> None:
         try:
@@ -277,6 +316,7 @@ class ProtocolSession:
         return None
 
     async def close(self) -> None:
+        self._stop_timers(list(self.timers))
         with contextlib.suppress(TimeoutError, websockets.WebSocketException, OSError):
             await asyncio.wait_for(self.ws.close(), 5)
         if self._reader is not None:

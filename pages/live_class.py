@@ -5,10 +5,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from server.class_store import class_store
+from server.class_store import STARTS_PER_HOUR, class_store
 from ui.chrome import app_address, chart, language
 from ui.class_views import answers_description, answers_figure, join_code_svg
-from ui.classroom import POLL_SECONDS, act, class_state, explanation, join_link, question_text
+from ui.classroom import POLL_SECONDS, act, class_state, client_address, explanation, join_link, question_text
 from ui.controls import BY_KEY, ExplorerState, explorer_query
 from ui.instant_explorer import INSTANT, instant_explorer, reported_view
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
@@ -44,6 +44,9 @@ REPORTED = "class_reported"  # the view the teacher's browser last reported
 
 
 def start_class() -> None:
+    if not store.allow(f"start:{client_address()}", STARTS_PER_HOUR, 3600):
+        st.error(t("class.too_many_starts"), icon=":material/block:")
+        return
     key = new_key()
     for _ in range(5):  # a code another class has: draw again
         record = start(new_code(), key, t.lang)

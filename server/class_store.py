@@ -28,6 +28,7 @@ CLASSES = _setting("CLASSES", 20)  # classes at once
 STUDENTS_PER_CLASS = _setting("STUDENTS_PER_CLASS", live_class.STUDENTS_PER_CLASS)
 ANSWERS_PER_ADDRESS = _setting("ANSWERS_PER_ADDRESS", live_class.ANSWERS_PER_ADDRESS)
 JOINS_PER_MINUTE = _setting("JOINS_PER_MINUTE", 10)  # join attempts per client address
+STARTS_PER_HOUR = _setting("STARTS_PER_HOUR", 5)  # classes started per client address (a script cannot take all)
 
 
 class ClassStore(Protocol):

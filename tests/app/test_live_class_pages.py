@@ -270,3 +270,25 @@ def test_the_ten_minute_lesson_runs_as_a_live_class_from_one_button(lang, store)
         record = store.read(code)
         assert (record.activity, record.step if record.activity == "tour" else record.question) == item
     assert page.button(key="class_script_next").disabled and not page.exception
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_too_many_classes_and_too_many_starts_from_one_computer_are_refused(lang, store, monkeypatch):
+    store.most = 1
+    started(lang)
+    teacher = run_page(TEACHER, lang=lang)
+    teacher.button(key="class_start").click().run()
+    assert shows(teacher, lang, "class.too_many") and "class" not in teacher.query_params
+    monkeypatch.setattr(stores, "STARTS_PER_HOUR", 2)  # (two starts so far from this address)
+    teacher.run().button(key="class_start").click().run()  # (a page's callback reads its run's settings)
+    assert shows(teacher, lang, "class.too_many_starts")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_restarted_server_has_no_class_and_the_pages_say_so(lang, store):
+    teacher, code = started(lang)
+    student = joined(code, lang)
+    stores.class_store.cache_clear()  # the embedded store of a server started again: empty
+    again(teacher, student)
+    assert shows(teacher, lang, "class.ended") and teacher.button(key="class_start")
+    assert shows(student, lang, "class.ended")
