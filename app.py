@@ -6,6 +6,7 @@
 import pandas  # noqa: F401
 import streamlit as st
 
+from server.resume import RESUMED
 from ui.chrome import APP_ICON, app_chrome, language, query_problems, warn_about_url
 from ui.text import Text
 
@@ -18,6 +19,8 @@ st.set_page_config(page_title="BlockStab", page_icon=APP_ICON, layout="wide",
                    initial_sidebar_state="collapsed" if projector_on else "auto")
 url_problems = query_problems()  # before anything rewrites the URL
 t = Text(language())
+if st.session_state.pop(RESUMED, False):  # (server/resume.py: the page is back on a new session)
+    st.info(t("app.new_session"), icon=":material/sync:")
 warn_about_url(t, url_problems)
 st.session_state["projector_on"] = app_chrome(t)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command: set up, lint (ruff, ESLint) and run every test (engine, views, pages, the browser side's own tests
 # under node, servers, a real Redis, real headless Chromium).
-# A browser or a Redis that cannot start is a failure, never a skip.
+# A browser, a Redis or an HAProxy that cannot start is a failure, never a skip.
 #   bash scripts/test.sh                  everything, a worker per core, each file in one worker (what CI runs)
 #   bash scripts/test.sh --quick          engine, view and page tests: no server, no browser
 #   bash scripts/test.sh tests/browser/test_lab_browser.py   one file (pytest's arguments), in one process
@@ -26,11 +26,12 @@ if [ "${1:-}" = "--quick" ]; then
   shift
   exec .venv/bin/python -m pytest -n auto --dist loadfile tests/engine tests/views tests/app "$@"
 fi
-missing=()  # what the server and browser tests start: Chromium (with a Chinese font) and Redis
+missing=()  # what the server and browser tests start: Chromium (with a Chinese font), Redis and HAProxy
 if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -i "noto.*cjk" >/dev/null; then  # (grep -q would cut fc-list short: pipefail)
   missing+=(chromium fonts-noto-cjk)
 fi
 command -v redis-server >/dev/null || missing+=(redis-server)
+command -v haproxy >/dev/null || missing+=(haproxy)
 [ ${#missing[@]} -eq 0 ] || need "${missing[@]}"
 if [ $# -gt 0 ]; then
   exec .venv/bin/python -m pytest "$@"

@@ -5,7 +5,8 @@ first session runs ``st.navigation``. So the first session after a start that op
 (``/lab``, a teacher's link) was told "Page not found" over the right page. app.py routes with
 ``st.navigation`` alone, and the server is told so before any session starts
 (tests/browser/test_browser.py checks both the fault and the fix). It also gives each session its
-fair share of the server: reruns and WebSocket messages bounded per session (``fair_share.py``).
+fair share of the server: reruns and WebSocket messages bounded per session (``fair_share.py``), and a
+page back on a process that lost its session runs whole again (``resume.py``).
 Arguments go to ``streamlit run`` (e.g. ``--server.port 8502``); ``--lan`` serves the LAN (every
 interface), so that students' phones can open the app and join a live class.
 
@@ -24,10 +25,11 @@ if __name__ == "__main__":
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web.cli import main
 
-    from server import fair_share
+    from server import fair_share, resume
 
     os.chdir(ROOT)  # .streamlit/config.toml is read from the working directory
     PagesManager.uses_pages_directory = False
+    resume.install()  # (before fair_share's gate, which then paces the whole-page run too)
     fair_share.install()
     args = [part for arg in sys.argv[1:] for part in (["--server.address", "0.0.0.0"] if arg == "--lan" else [arg])]
     main(["run", "app.py", *args], prog_name="streamlit")

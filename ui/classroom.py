@@ -4,13 +4,14 @@ Explorer view, a question's words, and the poll that follows the class."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from server.class_store import class_store
-from server.lan import students_address
+from server.lan import is_loopback, students_address
 
 from .chrome import app_address, on_phone
 from .controls import BY_KEY, CONTROLS, ExplorerState
@@ -23,9 +24,13 @@ POLL_SECONDS = 1.0  # how often a page asks the store whether the class moved on
 
 
 def client_address() -> str:
-    """The address the page's connection came from (the per-address limits); "unknown" when the
-    session has no client address (as in AppTest, which gives a stand-in object)."""
+    """The address the page's connection came from (the per-address limits): behind the cluster's
+    HAProxy (``BLOCKSTAB_BEHIND_PROXY``), the one it adds to X-Forwarded-For; "unknown" when the session
+    has no client address (as in AppTest, which gives a stand-in object)."""
     address = st.context.ip_address
+    forwarded = st.context.headers.get("X-Forwarded-For") if os.environ.get("BLOCKSTAB_BEHIND_PROXY") else None
+    if forwarded and isinstance(address, str) and is_loopback(address):  # (only the proxy on this machine)
+        return forwarded.rsplit(",", 1)[-1].strip()
     return address if isinstance(address, str) else "unknown"
 
 
@@ -40,8 +45,10 @@ def act(t: Text, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveCla
 
 def join_link(code: str, lang: str) -> tuple[str, bool]:
     """The class's join link in ``lang`` (a student's default), and whether phones on the LAN can open it."""
-    address, reachable = students_address(st.get_option("server.address") or "", st.get_option("server.port"),
-                                          app_address())
+    public = os.environ.get("BLOCKSTAB_PUBLIC_ADDRESS")  # host:port, in front of this process (the cluster)
+    host, port = public.rsplit(":", 1) if public else (st.get_option("server.address") or "",
+                                                       st.get_option("server.port"))
+    address, reachable = students_address(host, int(port), app_address())
     return f"{address}/join?{urlencode({'class': code, 'lang': lang})}", reachable
 
 

@@ -63,7 +63,7 @@ def test_three_students_follow_answer_and_see_the_reveal(lan_server, new_page):
     students[1].wait_for_selector(f"text={ZH('join.title')}")
     teacher.get_by_text(EN("class.students", count=3)).wait_for()
 
-    teacher.get_by_role("button", name=EN("tour.next")).click()
+    teacher.get_by_role("button", name=EN("tour.next"), exact=True).click()
     for student, t in zip(students, (EN, ZH, EN), strict=True):
         student.get_by_text(t(f"tour.{TOUR[1].id}.title")).wait_for()
 
