@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from benchmarks.local_server import free_port
 from support import ROOT
-from support.browser import open_app, shot
+from support.browser import open_app, shot, wait_for_view
 from ui.lessons import QUESTIONS, TOUR
 from ui.text import Text
 
@@ -95,3 +95,6 @@ def test_a_class_spans_replicas_and_survives_the_students_replica_dying(cluster,
     label = teacher.get_by_role("figure").first.get_attribute("aria-label")
     assert label.startswith(EN("class.describe", answered=1, students=1, choices="").split(".")[0]), label
     student.get_by_text(EN("ex.wrong", answer=EN(asked.choice_key(asked.answer)))).wait_for()
+    teacher.get_by_role("button", name=EN("ex.show_me")).click()  # the bundle's files, from each one's replica
+    want = {k: v for k, v in asked.show_me.items() if k in ("residual", "norm", "depth")}
+    assert wait_for_view(student, **want) == wait_for_view(teacher, **want)
