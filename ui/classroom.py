@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from server.class_store import class_store
-from server.lan import is_loopback, students_address
+from server.lan import students_address
 
 from .chrome import app_address, on_phone
 from .controls import BY_KEY, CONTROLS, ExplorerState
@@ -24,12 +24,12 @@ POLL_SECONDS = 1.0  # how often a page asks the store whether the class moved on
 
 
 def client_address() -> str:
-    """The address the page's connection came from (the per-address limits): behind the cluster's
-    HAProxy (``BLOCKSTAB_BEHIND_PROXY``), the one it adds to X-Forwarded-For; "unknown" when the session
-    has no client address (as in AppTest, which gives a stand-in object)."""
+    """The address the page's connection came from (the per-address limits): behind a proxy
+    (``BLOCKSTAB_BEHIND_PROXY``, set where only the proxy reaches the app), the one the proxy appended to
+    X-Forwarded-For; "unknown" when the session has no address (AppTest gives a stand-in object)."""
     address = st.context.ip_address
     forwarded = st.context.headers.get("X-Forwarded-For") if os.environ.get("BLOCKSTAB_BEHIND_PROXY") else None
-    if forwarded and isinstance(address, str) and is_loopback(address):  # (only the proxy on this machine)
+    if forwarded:
         return forwarded.rsplit(",", 1)[-1].strip()
     return address if isinstance(address, str) else "unknown"
 

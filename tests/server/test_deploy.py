@@ -1,0 +1,66 @@
+"""What a school's IT would deploy (deploy/): the Kubernetes manifest validated against the API's schemas
+(not run: the HAProxy cluster is the one run, tests/browser/test_cluster_browser.py) and carrying that
+cluster's settings, and the systemd unit checked by systemd itself."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from support import ROOT
+
+DEPLOY = ROOT / "deploy"
+MANIFEST = list(yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text()))
+HAPROXY = (DEPLOY / "haproxy.cfg").read_text()
+BY_NAME = {(doc["kind"], doc["metadata"]["name"]): doc for doc in MANIFEST}
+
+
+@pytest.mark.parametrize("doc", MANIFEST, ids=lambda doc: f"{doc['kind']}/{doc['metadata']['name']}")
+def test_each_resource_is_valid_kubernetes(doc):
+    kubernetes_validate.validate(doc, "1.37.0", strict=True)  # raises on any error
+
+
+def test_the_manifest_carries_the_tested_clusters_settings():
+    app = BY_NAME["Deployment", "blockstab"]["spec"]
+    (container,) = app["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert app["replicas"] >= 2 and container["command"][1:3] == ["-m", "server"]
+    redis = BY_NAME["Service", "blockstab-redis"]["spec"]["ports"][0]["port"]
+    assert env["BLOCKSTAB_CLASS_STORE"] == f"redis://blockstab-redis:{redis}/0" and env["BLOCKSTAB_BEHIND_PROXY"]
+    health = re.search(r"option httpchk GET (\S+)", HAPROXY)[1]
+    assert container["readinessProbe"]["httpGet"]["path"] == health == "/_stcore/health"
+    annotations = BY_NAME["Ingress", "blockstab"]["metadata"]["annotations"]
+    cookie = re.search(r"^\s*cookie (\S+) insert", HAPROXY, re.M)[1]
+    assert annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie"
+    assert annotations["nginx.ingress.kubernetes.io/session-cookie-name"] == cookie
+    tunnel = int(re.search(r"timeout tunnel (\d+)h", HAPROXY)[1]) * 3600
+    assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= tunnel
+
+
+def test_redis_runs_with_redis_conf_settings_everywhere():
+    conf = dict(line.split(None, 1) for line in (DEPLOY / "redis.conf").read_text().splitlines()
+                if line and not line.startswith("#"))
+    (container,) = BY_NAME["Deployment", "blockstab-redis"]["spec"]["template"]["spec"]["containers"]
+    args = dict(zip(container["args"][::2], container["args"][1::2], strict=True))
+    assert conf["save"] == '""' and args["--save"] == ""
+    for key in ("appendonly", "maxmemory", "maxmemory-policy"):
+        assert args[f"--{key}"] == conf[key], key
+
+
+def test_the_systemd_unit_passes_systemd_analyze(tmp_path):
+    """The unit as installed in this checkout (its paths made this checkout's) passes ``systemd-analyze
+    verify``, and runs what scripts/start.sh --lan runs."""
+    analyze = shutil.which("systemd-analyze")
+    assert analyze, "systemd-analyze is missing (Debian's systemd package)"
+    text = (DEPLOY / "blockstab.service").read_text()
+    assert re.search(r"^ExecStart=\S+/\.venv/bin/python -m server --lan\b", text, re.M)
+    unit = tmp_path / "blockstab.service"
+    unit.write_text(text.replace("/opt/blockstab", str(ROOT)).replace("User=blockstab", "User=root"))
+    result = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True)
+    problems = [line for line in result.stderr.splitlines() if "blockstab.service" in line]
+    assert result.returncode == 0 and problems == [], result.stderr
