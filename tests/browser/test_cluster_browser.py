@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from benchmarks.local_server import free_port
+from blockstab.scenario import PRESETS, to_json
 from support import ROOT
 from support.browser import open_app, shot, wait_for_view
 from ui.lessons import QUESTIONS, TOUR
@@ -98,3 +99,17 @@ def test_a_class_spans_replicas_and_survives_the_students_replica_dying(cluster,
     teacher.get_by_role("button", name=EN("ex.show_me")).click()  # the bundle's files, from each one's replica
     want = {k: v for k, v in asked.show_me.items() if k in ("residual", "norm", "depth")}
     assert wait_for_view(student, **want) == wait_for_view(teacher, **want)
+
+
+def test_an_upload_the_depth_lab_and_the_real_model_work_behind_haproxy(cluster, new_page):
+    """What each replica keeps for its own sessions (an upload's bytes, the Depth lab's runs, the Real
+    model's caches) is reached through HAProxy: the affinity cookie keeps a tab's requests on its replica."""
+    page = new_page(1280, 720, cold=True)
+    open_app(page, f"{cluster.base}/scenario?lang=en", charts=False)
+    upload = page.locator(".st-key-editor_upload input[type=file]")
+    upload.set_input_files(files=[{"name": "mine.json", "mimeType": "application/json",
+                                   "buffer": to_json(PRESETS["support"]).encode()}])
+    page.wait_for_url(re.compile(r"[?&]sc=support(&|$)"))  # the uploaded example is in use
+    open_app(page, f"{cluster.base}/lab?lang=en")
+    open_app(page, f"{cluster.base}/real?lang=en")
+    assert not page.query_selector("[data-testid=stException]") and not page.js_errors
