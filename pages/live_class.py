@@ -163,7 +163,8 @@ def lead(record: LiveClass) -> None:
     with st.expander(t("class.how_to_join"), expanded=True, icon=":material/qr_code_2:"):  # folded once all are in
         words, code = st.columns([3, 2])
         with words:
-            st.html(f'<p class="class-code">{t("class.code_label")}<br><strong>{record.code}</strong></p>')
+            with st.container(key="class_code"):  # (its type: APP_CSS)
+                st.markdown(f"{t('class.code_label')}  \n**{record.code}**")
             st.code(link, language=None)
             if not reachable:
                 st.warning(t("class.local_only", command="bash scripts/start.sh --lan"), icon=":material/wifi_off:")

@@ -90,8 +90,7 @@ def test_start_shows_the_code_its_link_and_qr_and_who_is_in(lang, store):
     assert BY_KEY["class"].parse(code) == code and store.read(code).lang == lang
     (link,) = [c.value for c in teacher.code if "/join?" in c.value]
     assert parse_qs(urlsplit(link).query) == {"class": [code], "lang": [lang]}
-    html = " ".join(e.proto.body for e in teacher.get("html"))
-    assert f"<strong>{code}</strong>" in html
+    assert f"{t('class.code_label')}  \n**{code}**" in texts(teacher)  # in projector type (APP_CSS)
     (qr,) = [e.proto.imgs[0] for e in walk(teacher._tree) if getattr(e, "type", "") == "image"]
     assert qr.alt == t("class.qr_title")  # its accessible name
     drawn = base64.b64decode(qr.url.removeprefix("data:image/svg+xml;base64,")).decode()
