@@ -89,7 +89,9 @@ def explorer(state: ExplorerState, free: bool, lead: int | None) -> None:
 
 def follow_class(code: str) -> None:
     me = url_value(BY_KEY["me"]) or st.session_state.get("class_me") or new_student()
-    st.session_state["class_me"] = st.query_params["me"] = me  # a reload keeps the student's one answer
+    st.session_state["class_me"] = me
+    if st.query_params.get("me") != me:  # a reload keeps the student's one answer (written once: every poll reruns)
+        st.query_params["me"] = me
     st.caption(t("join.in_class", code=code))
     record = store.read(code) if joined(code, me) else None
     if record is None:

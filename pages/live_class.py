@@ -222,8 +222,9 @@ if code and record is None:
 if record is not None:
     lead(record)
 else:
-    if url_value(BY_KEY["class"]) and store.read(url_value(BY_KEY["class"])) is not None:
-        st.info(t("class.resume_needed", code=url_value(BY_KEY["class"])), icon=":material/devices:")
+    linked = url_value(BY_KEY["class"])
+    if linked and store.read(linked) is not None:
+        st.info(t("class.resume_needed", code=linked), icon=":material/devices:")
     st.markdown(t("class.intro"))
     if not join_link("", t.lang)[1]:
         st.warning(t("class.local_only", command="bash scripts/start.sh --lan"), icon=":material/wifi_off:")
