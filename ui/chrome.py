@@ -75,14 +75,24 @@ h2, h3 { font-size: 1.5rem !important; }
 </style>"""
 
 # The page's language, for a screen reader's voice (Streamlit's page says "en"); a Markdown table,
-# which scrolls sideways on a phone, focusable so that a keyboard can scroll it.
+# which scrolls sideways on a phone, focusable so that a keyboard can scroll it; Plotly's SVGs out of
+# the accessibility tree (a chart is named by its description: its tick labels would be read beside
+# it), also those Plotly draws anew when it redraws a chart.
 PAGE_SCRIPT = """<script>
 document.documentElement.lang = "LANG";
-window.blockstabTables ??= new MutationObserver(() => {
-  const tables = document.querySelectorAll("[data-testid=stMarkdownContainer] table:not([tabindex])");
-  for (const table of tables) table.tabIndex = 0;
-});
-window.blockstabTables.observe(document.body, {childList: true, subtree: true});
+window.blockstabPage ??= (() => {
+  const tidy = () => {
+    const tables = document.querySelectorAll("[data-testid=stMarkdownContainer] table:not([tabindex])");
+    for (const table of tables) table.tabIndex = 0;
+    for (const svg of document.querySelectorAll(".js-plotly-plot .main-svg:not([aria-hidden])")) {
+      svg.setAttribute("aria-hidden", "true");
+    }
+  };
+  tidy();
+  const observer = new MutationObserver(tidy);
+  observer.observe(document.body, {childList: true, subtree: true});
+  return observer;
+})();
 </script>"""
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.local_server import PHONE_USER_AGENT
-from support.browser import CHART_NAMES, assert_healthy, axe_violations, open_app, resize, shot
+from support.browser import CHART_NAMES, SVGS_HEARD, assert_healthy, axe_violations, open_app, resize, shot
 from ui.text import LANG_TAGS, PLOTLY_WORDS, Text
 
 pytestmark = pytest.mark.browser
@@ -22,7 +22,8 @@ PAGES = ("/", "/?residual=false", "/?norm=false", "/?norm=false&depth=100", "/wa
 # viewport: the server tells a phone from its User-Agent and projector mode from the link).
 # The accessibility tree a screen reader walks, reviewed and committed (tests/browser/snapshots/): title,
 # controls, verdict, each figure by its description, numbers. BLOCKSTAB_WRITE_SNAPSHOTS=1 writes them anew.
-SNAPSHOTS = {("/", "en"): "explorer-en", ("/walk?step=1", "en"): "tour-en"}
+SNAPSHOTS = {(path, lang): f"{name}-{lang}" for path, name in (("/", "explorer"), ("/walk?step=1", "tour"))
+             for lang in ("en", "zh")}
 SNAPSHOT_DIR = Path(__file__).with_name("snapshots")
 SIZES = {"projector": ([(1280, 720)], True), "desktop": ([(1280, 720), (1024, 768)], False),
          "phone": ([(390, 844)], False)}
@@ -114,3 +115,4 @@ def test_no_text_is_cut_off_and_the_page_is_accessible(new_page, app_url, path, 
             assert tree + "\n" == snapshot.read_text(encoding="utf-8")
         names = page.evaluate(CHART_NAMES)  # every chart named by its description, in words (not tick labels)
         assert all(name and re.search(r"[A-Za-z\u4e00-\u9fff]{3}", name) for name in names), names
+        assert page.evaluate(SVGS_HEARD) == 0  # and its tick labels not read beside it

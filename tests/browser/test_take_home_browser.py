@@ -12,7 +12,16 @@ import pytest
 
 from blockstab.scenario import PRESETS
 from support import ROOT
-from support.browser import IDLE, assert_shows, click_label, open_app, set_depth, wait_for_view
+from support.browser import (
+    IDLE,
+    REDRAWN_AFRESH,
+    SVGS_HEARD,
+    assert_shows,
+    click_label,
+    open_app,
+    set_depth,
+    wait_for_view,
+)
 from ui.bundle import PARTS, read_part
 from ui.controls import ExplorerState
 from ui.take_home import LANG_TAGS
@@ -73,6 +82,9 @@ def test_every_switch_the_depth_the_block_and_the_stage_work_offline(new_page, e
     click_label(page, t("option.focus.ffn_norm"))
     wait_for_view(page, focus="ffn_norm")
     assert_shows(page, ExplorerState(example=example, depth=63, block=57, focus="ffn_norm", **view), lang)
+    assert page.evaluate(SVGS_HEARD) == 0  # each chart is named in words: its tick labels are not read beside it,
+    page.evaluate(REDRAWN_AFRESH)
+    assert page.evaluate(SVGS_HEARD) == 0  # not even once Plotly drew its SVGs anew
     assert page.outside == [] and page.js_errors == []
 
 

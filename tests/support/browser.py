@@ -64,6 +64,14 @@ CHART_NAMES = """() => [...document.querySelectorAll('.js-plotly-plot')]
   .filter(gd => gd.getBoundingClientRect().width > 0 && !gd.closest('[aria-hidden=true]'))  // (not one drawn ahead)
   .map(gd => gd.closest('[role=figure]')?.getAttribute('aria-label') ?? null)"""
 
+# Plotly's SVGs a screen reader would read (their tick labels): none, each chart is named in words.
+SVGS_HEARD = """() => [...document.querySelectorAll('.js-plotly-plot .main-svg')]
+  .filter(svg => !svg.closest('[aria-hidden=true]')).length"""
+
+# Every chart on the page drawn afresh by Plotly (new SVGs), as a chart is when its config changes.
+REDRAWN_AFRESH = """async () => { for (const gd of document.querySelectorAll('.js-plotly-plot'))
+  await Plotly.newPlot(gd, gd.data, gd.layout, gd._context); }"""
+
 
 def axe_violations(page) -> list:
     """What axe-core finds on the page against WCAG 2.1 A and AA: (rule, impact, [element: why])."""

@@ -162,6 +162,19 @@ async function drawAhead(mount, data, generation, settled = false) {
   mount.root.dataset.ahead = JSON.stringify(view); // the views beside it are drawn (browser tests)
 }
 
+// Plotly's SVGs out of the accessibility tree: each chart's place is named by its description, and
+// their tick labels would be read beside it. Watched, not set once per draw: Plotly draws new SVGs
+// when it draws a chart afresh (a react with another config, a newPlot), and charts drawn ahead move in.
+export function hidePlotlySvgs(root) {
+  const hide = () => {
+    for (const svg of root.querySelectorAll(".main-svg:not([aria-hidden])")) svg.setAttribute("aria-hidden", "true");
+  };
+  hide();
+  const observer = new MutationObserver(hide);
+  observer.observe(root, { childList: true, subtree: true });
+  return observer;
+}
+
 export function forget(mount) { // the charts drawn for another sentence, language or look
   for (const kept of Object.values(mount.kept)) for (const chart of kept) window.Plotly?.purge(chart.gd);
   mount.kept = {};

@@ -4,7 +4,7 @@
 // computed in Python. It reports the view back so the app can keep the URL.
 
 import { build, element } from "./controls.js";
-import { draw, forget } from "./draw.js";
+import { draw, forget, hidePlotlySvgs } from "./draw.js";
 import { holdRange, loadPart, readIndex, showHeld } from "./store.js";
 import { rangeOf } from "./select.js";
 
@@ -44,11 +44,17 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
       }
     });
     mount.resized.observe(root);
+    mount.svgsHidden = hidePlotlySvgs(root);
     mounts.set(parentElement, mount);
   }
   const before = mount.data;
   mount.data = data;
-  const unmount = () => { mounts.delete(parentElement); mount.offPage?.remove(); mount.resized?.disconnect(); };
+  const unmount = () => {
+    mounts.delete(parentElement);
+    mount.offPage?.remove();
+    mount.resized?.disconnect();
+    mount.svgsHidden?.disconnect();
+  };
   if (before === data) return unmount; // a report-back rerun: nothing new to show
   mount.root.classList.toggle("instant-projector", data.projector);
   if (!before || before.controls_for !== data.controls_for) {
