@@ -26,11 +26,13 @@ POLL_SECONDS = 1.0  # how often a page asks the store whether the class moved on
 def client_address() -> str:
     """The address the page's connection came from (the per-address limits): behind a proxy
     (``BLOCKSTAB_BEHIND_PROXY``, set where only the proxy reaches the app), the one the proxy appended to
-    X-Forwarded-For; "unknown" when the session has no address (AppTest gives a stand-in object)."""
+    X-Forwarded-For, the last entry of its last header (HAProxy adds a header after any the client sent:
+    ``headers.get`` would give the first, a forged one); "unknown" when the session has no address
+    (AppTest gives a stand-in object)."""
     address = st.context.ip_address
-    forwarded = st.context.headers.get("X-Forwarded-For") if os.environ.get("BLOCKSTAB_BEHIND_PROXY") else None
+    forwarded = st.context.headers.get_all("X-Forwarded-For") if os.environ.get("BLOCKSTAB_BEHIND_PROXY") else []
     if forwarded:
-        return forwarded.rsplit(",", 1)[-1].strip()
+        return forwarded[-1].rsplit(",", 1)[-1].strip()
     return address if isinstance(address, str) else "unknown"
 
 
