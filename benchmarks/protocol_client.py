@@ -74,8 +74,12 @@ def widget_state(element, remembered: dict[str, WidgetState]) -> tuple[WidgetSta
 class ProtocolSession:
     """One session: connect, run the page, then change widgets by key and time each rerun."""
 
-    def __init__(self, port: int, query: str = "lang=en", page_name: str = "", auto_reruns: bool = False):
+    def __init__(self, port: int, query: str = "lang=en", page_name: str = "", auto_reruns: bool = False,
+                 headers: dict[str, str] | None = None, source: str = ""):
         self.port, self.query, self.page_name = port, query, page_name  # page_name: a page's url_path
+        # The handshake's extra headers (e.g. a forged X-Forwarded-For), and the loopback address to connect
+        # from (any 127.x.y.z: another computer, as a proxy counts addresses).
+        self.headers, self.source = dict(headers or {}), source
         self.auto_reruns = auto_reruns  # rerun each run_every fragment every interval, as the frontend does
         self.timers: dict[str, tuple[float, asyncio.Task]] = {}  # by fragment id: (interval, its timer)
         self.cache: dict[str, ForwardMsg] = {}
@@ -103,7 +107,8 @@ class ProtocolSession:
     async def connect(self, timeout: float = 30.0) -> float:
         self.ws = await websockets.connect(
             f"ws://localhost:{self.port}/_stcore/stream", subprotocols=["streamlit"],
-            origin=f"http://localhost:{self.port}", max_size=None, open_timeout=timeout)
+            origin=f"http://localhost:{self.port}", max_size=None, open_timeout=timeout,
+            additional_headers=self.headers, **({"local_addr": (self.source, 0)} if self.source else {}))
         self._reader = asyncio.create_task(self._read())
         return await self.rerun(timeout=timeout)
 

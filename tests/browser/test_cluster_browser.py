@@ -1,35 +1,64 @@
 """Past one process: two replicas behind a real HAProxy with a real Redis, started by the project's own
-``scripts/serve_cluster.sh`` as a school's IT would start them. A teacher and a student land on different
-replicas (HAProxy's cookie keeps each tab on its own), share one live class through Redis, and the
-student's replica is killed mid-question: the page reconnects to the live one and shows the class again
-from its link, and the student's answer is still counted once."""
+``scripts/serve_cluster.sh`` as a school's IT would start them. A tab's Explorer, block-range files and
+upload stay on its replica (HAProxy's cookie); one computer's script gets its per-address limits of open
+and new connections while another computer still opens the app; a forged X-Forwarded-For does not make
+one computer many; a teacher and a student on different replicas share one live class through Redis, and
+the student's replica is killed mid-question (last: the module has one replica after it): the page
+reconnects to the live one and shows the class again from its link, and the answer is still counted once."""
 
 from __future__ import annotations
 
+import asyncio
+import http.client
 import os
 import re
 import signal
+import socket
 import subprocess
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from playwright.sync_api import expect
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.exceptions import InvalidMessage
 
 from benchmarks.local_server import free_port
+from benchmarks.protocol_client import ProtocolSession, widget_key
 from blockstab.scenario import PRESETS, to_json
+from server.class_store import ANSWERS_PER_ADDRESS, RedisStore
 from support import ROOT
-from support.browser import open_app, shot, wait_for_view
+from support.browser import assert_healthy, assert_shows, open_app, set_depth, shot, wait_for_view
+from ui.controls import ExplorerState
 from ui.lessons import QUESTIONS, TOUR
+from ui.live_class import new_student
 from ui.text import Text
 
 EN = Text("en")
 LINE = re.compile(r"replica (\d+) pid (\d+) port (\d+)")
+REDIS = re.compile(r"redis pid \d+ port (\d+)")
+SCRIPT = (ROOT / "scripts" / "serve_cluster.sh").read_text(encoding="utf-8")
+LIMITS = ("BLOCKSTAB_CONNECTIONS_PER_ADDRESS", "BLOCKSTAB_CONNECTION_RATE")
+# HAProxy's per-address limits as the script sets them when the environment does not (the fixture's case).
+PER_ADDRESS, RATE = (int(re.search(rf"{name}:-(\d+)", SCRIPT)[1]) for name in LIMITS)
+# Other computers, as HAProxy counts them: its stick table is keyed by the source address, and any 127.x.y.z
+# reaches the loopback port. Each limit's test has an address of its own, so that neither its counts nor
+# the rest of the module's (Chromium and the sessions, from 127.0.0.1) move the other's.
+FLOODER, FAST_OPENER = "127.0.0.2", "127.0.0.3"
+# Before it finds its server at the root, the frontend looks under a deep link's path (404s, as on one process).
+PROBE = re.compile(r"^/[^/]+/_stcore/(health|host-config)$")
 
 
 @dataclass
 class Cluster:
     base: str
+    port: int  # HAProxy's
     replicas: dict[int, tuple[int, int]]  # replica -> (pid, port)
+    store: str  # the Redis the script started (redis://...)
     process: subprocess.Popen
 
 
@@ -38,20 +67,23 @@ def cluster(tmp_path_factory):
     """``bash scripts/serve_cluster.sh --replicas 2`` on a free port, once it printed its replicas; stopped
     with SIGTERM afterwards, which must stop every process it started."""
     port, log = free_port(), tmp_path_factory.mktemp("cluster") / "serve_cluster.log"
-    env = {**os.environ, "BLOCKSTAB_LAB_SECONDS": "600", "BLOCKSTAB_CLASS_STORE": ""}
+    env = {**{k: v for k, v in os.environ.items() if k not in LIMITS},
+           "BLOCKSTAB_LAB_SECONDS": "600", "BLOCKSTAB_CLASS_STORE": ""}
     with open(log, "w") as errors:
         process = subprocess.Popen(["bash", "scripts/serve_cluster.sh", "--replicas", "2", "--port", str(port)],
                                    cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=errors, text=True)
-    replicas = {}
+    replicas, store = {}, ""
     for line in process.stdout:
         if match := LINE.fullmatch(line.strip()):
             replicas[int(match[1])] = int(match[2]), int(match[3])
+        if match := REDIS.fullmatch(line.strip()):
+            store = f"redis://127.0.0.1:{match[1]}/0"
         if line.startswith("haproxy pid"):
             break
-    if len(replicas) != 2:
+    if len(replicas) != 2 or not store:
         process.kill()
         pytest.fail(f"the cluster did not start: {log.read_text()[-3000:]}", pytrace=False)
-    yield Cluster(f"http://localhost:{port}", replicas, process)
+    yield Cluster(f"http://localhost:{port}", port, replicas, store, process)
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=60)
     alive = [pid for pid, _ in replicas.values() if os.path.exists(f"/proc/{pid}")]
@@ -62,6 +94,180 @@ def replica_of(page) -> int:
     """The replica HAProxy pinned this page's browser to (its affinity cookie, rN)."""
     (cookie,) = [c["value"] for c in page.context.cookies() if c["name"] == "BLOCKSTAB_REPLICA"]
     return int(cookie.removeprefix("r"))
+
+
+def in_a_thread(coroutine):
+    """Run ``coroutine`` to its end in a thread of its own (Playwright's sync API keeps this thread's event
+    loop running, so ``asyncio.run`` cannot run here)."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
+
+
+async def a_student_opens_the_explorer(port: int, source: str = "") -> int:
+    """A whole Streamlit session through HAProxy (from ``source``, a loopback address): connect, run the
+    Explorer to its end; the number of exceptions it showed. Raises if HAProxy refused it or the run failed."""
+    session = ProtocolSession(port, "lang=en", source=source)
+    try:
+        await session.connect(timeout=60)
+        assert session.component_bytes, "the Explorer was not sent"
+        return session.exceptions
+    finally:
+        if hasattr(session, "ws"):  # (connected)
+            await session.close()
+
+
+def health(connection: http.client.HTTPConnection) -> int:
+    """One request on ``connection`` (kept alive): the status HAProxy relayed from its replica."""
+    connection.request("GET", "/_stcore/health")
+    response = connection.getresponse()
+    response.read()
+    return response.status
+
+
+def opened(cluster: Cluster, source: str) -> http.client.HTTPConnection:
+    """A connection to HAProxy from ``source``, not yet used."""
+    return http.client.HTTPConnection("127.0.0.1", cluster.port, timeout=30, source_address=(source, 0))
+
+
+def refused(connection: http.client.HTTPConnection) -> bool:
+    """Whether HAProxy closed ``connection`` at once, with no answer to its request (its per-address
+    limits' ``tcp-request connection reject``); ``False`` if a replica answered."""
+    try:
+        health(connection)
+    except ConnectionError:  # reset, a broken pipe, or closed before any answer (RemoteDisconnected)
+        return True
+    finally:
+        connection.close()
+    return False
+
+
+def let_go(connection: http.client.HTTPConnection) -> None:
+    """Close ``connection`` and wait until HAProxy has closed its side too (it then counts it no more)."""
+    connection.sock.shutdown(socket.SHUT_WR)
+    assert connection.sock.recv(1) == b""
+    connection.close()
+
+
+def test_the_explorer_a_block_range_and_an_upload_stay_on_one_replica_behind_haproxy(cluster, new_page):
+    """What each replica keeps for its own sessions (the Explorer's block-range files, an upload's bytes, the
+    Depth lab's runs, the Real model's caches) is reached through HAProxy: the affinity cookie keeps a tab's
+    requests on its replica. A block-range file is named by its replica's own secret, so the other replica
+    has no such file: the page could not draw the block it moved to had one fetch gone astray."""
+    page = new_page(1280, 720, cold=True)
+    failed, fetched = [], []
+    page.on("response", lambda r: r.status >= 400 and not PROBE.match(urlsplit(r.url).path)
+            and failed.append(f"{r.status} {r.url}"))
+    page.on("response", lambda r: "/blockstab.bundles/" in r.url
+            and fetched.append((r.url.rsplit("-", 1)[1], r.status)))
+    open_app(page, f"{cluster.base}/explore?lang=en&depth=30")
+    mine = replica_of(page)
+    set_depth(page, 21, key="block")  # out of the block range read at the mount (1-10): blocks 21-30
+    page.wait_for_selector(".instant-place-block:not(.instant-waiting)")
+    assert page.locator(".instant-waiting").count() == 0  # nothing left faded: the block view and numbers
+    assert_shows(page, ExplorerState(depth=30, block=21))
+    assert ("21.js", 200) in fetched, fetched
+    block_range = page.evaluate("() => document.querySelector('.instant-explorer').dataset.bundle") + "blocks-21.js"
+    for replica, (_, port) in cluster.replicas.items():  # the file is its replica's alone
+        try:
+            status = urllib.request.urlopen(f"http://127.0.0.1:{port}{block_range}", timeout=30).status
+        except urllib.error.HTTPError as error:
+            status = error.code
+        assert status == (200 if replica == mine else 404), (replica, mine, status)
+    assert_healthy(page)
+
+    open_app(page, f"{cluster.base}/scenario?lang=en", charts=False)
+    upload = page.locator(".st-key-editor_upload input[type=file]")
+    upload.set_input_files(files=[{"name": "mine.json", "mimeType": "application/json",
+                                   "buffer": to_json(PRESETS["support"]).encode()}])
+    page.wait_for_url(re.compile(r"[?&]sc=support(&|$)"))  # the uploaded example is in use
+    open_app(page, f"{cluster.base}/lab?lang=en")
+    open_app(page, f"{cluster.base}/real?lang=en")
+    assert replica_of(page) == mine
+    assert_healthy(page)
+    assert failed == []
+
+
+def test_one_address_holding_its_limit_of_connections_has_the_rest_refused(cluster):
+    """A script on one computer opens connections and keeps them (HTTP keep-alive): HAProxy lets it hold
+    its per-address limit and closes every one past it at once, while those it holds keep working and a
+    student on another computer opens the Explorer meanwhile; once it lets go, its own page works again."""
+    held = [opened(cluster, FLOODER) for _ in range(PER_ADDRESS)]
+    try:
+        assert [health(c) for c in held] == [200] * PER_ADDRESS  # every one open, each answered
+        sockets = [c.sock for c in held]
+        assert [refused(opened(cluster, FLOODER)) for _ in range(5)] == [True] * 5
+        with pytest.raises((InvalidMessage, ConnectionError)):  # a Streamlit session from it: closed unanswered
+            in_a_thread(a_student_opens_the_explorer(cluster.port, FLOODER))
+        assert in_a_thread(a_student_opens_the_explorer(cluster.port)) == 0  # another computer (127.0.0.1)
+        assert [health(c) for c in held] == [200] * PER_ADDRESS
+        assert [c.sock for c in held] == sockets  # on the same connections, none closed
+        for connection in held:
+            let_go(connection)
+    finally:
+        for connection in held:
+            connection.close()
+    assert in_a_thread(a_student_opens_the_explorer(cluster.port, FLOODER)) == 0
+
+
+def test_one_address_opening_connections_too_fast_is_refused_past_the_rate(cluster):
+    """A script on one computer opens connection after connection, each closed after its answer: HAProxy
+    answers its limit of new connections per 10 s, then closes the next at once (the stick table's rate,
+    counted from this address's first connection: all of these come well within its first 10 s)."""
+    start = time.monotonic()
+    for n in range(RATE):
+        connection = opened(cluster, FAST_OPENER)
+        assert health(connection) == 200, n
+        let_go(connection)
+    assert refused(opened(cluster, FAST_OPENER)), f"{RATE + 1} connections in {time.monotonic() - start:.1f} s"
+    assert in_a_thread(a_student_opens_the_explorer(cluster.port)) == 0  # another computer (127.0.0.1)
+
+
+async def students_answer(port: int, code: str, forged: list[str], choice: str) -> list[bool]:
+    """One student (a session with a token of its own) per forged X-Forwarded-For joins class ``code`` and
+    answers ``choice``, one after the other: whether each was told its answer was not counted."""
+    students = [ProtocolSession(port, f"class={code}&lang=en&me={new_student()}", "join",
+                                headers={"X-Forwarded-For": address}) for address in forged]
+    told = []
+    try:
+        for student in students:
+            await student.connect(timeout=60)
+        for student in students:
+            (radio,) = [e.radio for e in student.finished_elements
+                        if e.WhichOneof("type") == "radio" and widget_key(e.radio.id).startswith("class_answer_")]
+            await student.rerun(extra=(WidgetState(id=radio.id, string_value=choice),), timeout=60)
+            told.append(EN("class.answer_refused") in [e.alert.body for e in student.finished_elements
+                                                       if e.WhichOneof("type") == "alert"])
+    finally:
+        for student in students:
+            await student.close()
+    return told
+
+
+def test_forged_x_forwarded_for_headers_are_counted_as_the_one_address_they_came_from(cluster, new_page):
+    """Four students on one computer each send a different forged X-Forwarded-For (one of them a whole
+    chain): HAProxy appends the address they came from, the app counts that one, so the class counts
+    ANSWERS_PER_ADDRESS answers from 127.0.0.1 and refuses the others, on the teacher's page and in Redis."""
+    teacher = new_page(1280, 720, cold=True)
+    open_app(teacher, f"{cluster.base}/class?lang=en", charts=False)
+    teacher.get_by_role("button", name=EN("class.start")).click()
+    link = teacher.locator("code", has_text="/join?").inner_text()
+    code = dict(parse_qsl(urlsplit(link).query))["class"]
+    teacher.get_by_role("button", name=EN("class.activity.question"), exact=True).click()
+    teacher.get_by_text(re.compile(re.escape(EN("class.answered", answered=0, students=0)))).wait_for()
+
+    # (Their joins count against 127.0.0.1's JOINS_PER_MINUTE too, with the kill test's two: 6 of 10.)
+    forged = ["203.0.113.5", "198.51.100.23", "192.0.2.77, 203.0.113.9", "203.0.113.200"]
+    asked = QUESTIONS[0]
+    told = in_a_thread(students_answer(cluster.port, code, forged, EN(asked.choice_key(asked.answer))))
+    counted = ANSWERS_PER_ADDRESS
+    record = RedisStore(cluster.store).read(code)
+    assert len(record.students) == len(forged)
+    assert sorted({a.address for a in record.answers.values()}) == ["127.0.0.1"]
+    assert (len(record.answers), record.refused) == (counted, len(forged) - counted)
+    assert told == [False] * counted + [True] * (len(forged) - counted)
+    teacher.get_by_text(re.compile(re.escape(EN("class.answered", answered=counted, students=len(forged))))).wait_for()
+    teacher.get_by_text(EN("class.refused", count=len(forged) - counted)).wait_for()
+    assert_healthy(teacher)
 
 
 def test_a_class_spans_replicas_and_survives_the_students_replica_dying(cluster, new_page):
@@ -99,17 +305,3 @@ def test_a_class_spans_replicas_and_survives_the_students_replica_dying(cluster,
     teacher.get_by_role("button", name=EN("ex.show_me")).click()  # the bundle's files, from each one's replica
     want = {k: v for k, v in asked.show_me.items() if k in ("residual", "norm", "depth")}
     assert wait_for_view(student, **want) == wait_for_view(teacher, **want)
-
-
-def test_an_upload_the_depth_lab_and_the_real_model_work_behind_haproxy(cluster, new_page):
-    """What each replica keeps for its own sessions (an upload's bytes, the Depth lab's runs, the Real
-    model's caches) is reached through HAProxy: the affinity cookie keeps a tab's requests on its replica."""
-    page = new_page(1280, 720, cold=True)
-    open_app(page, f"{cluster.base}/scenario?lang=en", charts=False)
-    upload = page.locator(".st-key-editor_upload input[type=file]")
-    upload.set_input_files(files=[{"name": "mine.json", "mimeType": "application/json",
-                                   "buffer": to_json(PRESETS["support"]).encode()}])
-    page.wait_for_url(re.compile(r"[?&]sc=support(&|$)"))  # the uploaded example is in use
-    open_app(page, f"{cluster.base}/lab?lang=en")
-    open_app(page, f"{cluster.base}/real?lang=en")
-    assert not page.query_selector("[data-testid=stException]") and not page.js_errors
