@@ -37,7 +37,14 @@ APP_ICON = _stacked_blocks_icon()
 # the other where side by side each would be too narrow to read (1024 px with the sidebar open: the
 # Explorer's depth plane was 50 px wide). A link to copy (For teachers) wraps rather than scroll in a
 # box a keyboard cannot reach; a caption keeps AA contrast; nothing moves for a reader who asked for
-# reduced motion.
+# reduced motion. A keyboard's focus is seen on every control, at 3:1 or more against the page and
+# the sidebar (Okabe-Ito blue, 5.2:1 on white, 4.6:1 on the sidebar's grey; Streamlit's own ring is
+# its primary colour at half opacity, 2:1, or none, and Plotly's toolbar's is 1 px): a radio, a
+# checkbox or a toggle draws its own box over a hidden native input, so its ring goes round its label,
+# and a slider's round its thumb. A closed sidebar, slid off the screen, is out of the Tab order too.
+# A table's toolbar (Streamlit's, seen on hover) shows while a key's focus is in it.
+# A heading's "Link to heading" is left out: a Tab stop with nothing seen (it shows on hover only),
+# labelled in English on a Chinese page, whose anchors lose the Chinese words ("#token", "#block").
 APP_CSS = """<style>
 .st-key-figure_pair { container-type: inline-size; }
 @container (max-width: 800px) {
@@ -51,7 +58,13 @@ APP_CSS = """<style>
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] span { white-space: normal; }
 [data-testid="stCode"] pre, [data-testid="stCode"] code { white-space: pre-wrap !important; overflow-wrap: anywhere; }
 [data-testid="stCaptionContainer"] { color: #666564; opacity: 1; }  /* 5.8:1 on white (Streamlit fades it to 3.9:1) */
-[data-testid="stMarkdownContainer"] table:focus-visible { outline: 2px solid #0072B2; outline-offset: 2px; }
+:focus-visible { outline: 3px solid #0072B2 !important; outline-offset: 2px; }
+[data-testid="stElementToolbar"]:focus-within { opacity: 1 !important; }
+[data-testid="stHeaderActionElements"] { display: none; }
+label:has(> span > input:focus-visible) { outline: 3px solid #0072B2; outline-offset: 2px; border-radius: 4px; }
+div:has(> div > input[type="range"]:focus-visible) { outline: 3px solid #0072B2; outline-offset: 2px; }
+[data-testid="stSidebar"][data-collapsed="true"], [data-testid="stSidebar"][data-collapsed="true"] * {
+  visibility: hidden !important; }
 @media (prefers-reduced-motion: reduce) {
   *, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important;
                            transition-duration: 0.01ms !important; scroll-behavior: auto !important; }
