@@ -5,6 +5,7 @@ Explorer view, a question's words, and the poll that follows the class."""
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Callable
 from urllib.parse import urlencode
 
@@ -20,7 +21,8 @@ from .live_class import LiveClass, Refused
 from .text import Text
 
 EXPLORER_KEYS = {control.key for control in CONTROLS}
-POLL_SECONDS = 1.0  # how often a page asks the store whether the class moved on (students follow within 2 s)
+POLL_SECONDS = 1.0  # how often, on average, a page asks the store whether the class moved on (followed within 2 s)
+POLL_SPREAD = 0.3  # each run draws its page's poll interval from POLL_SECONDS ± this share (see poll_interval)
 
 
 def client_address() -> str:
@@ -71,8 +73,18 @@ def explanation(c: LiveClass, t: Text) -> None:
     st.markdown(t(f"ex.{QUESTIONS[c.question].id}.explain", **lesson_facts()))
 
 
-@st.fragment(run_every=POLL_SECONDS)
+def poll_interval() -> float:
+    """A poll interval around POLL_SECONDS, drawn at each run: a page's timer restarts when the page runs, so
+    the class's pages, which all run at once after a step, would otherwise keep polling (and running) at once."""
+    return POLL_SECONDS * random.uniform(1 - POLL_SPREAD, 1 + POLL_SPREAD)
+
+
 def follow(code: str, seen: int | None) -> None:
-    """Read the class's version alone; when it is not ``seen`` (the class moved on, or ended), run the page again."""
+    """Poll the class's version alone (a fragment); when it is not ``seen`` (the class moved on, or ended),
+    run the page again."""
+    st.fragment(_moved_on, run_every=poll_interval())(code, seen)
+
+
+def _moved_on(code: str, seen: int | None) -> None:
     if class_store().version(code) != seen:
         st.rerun()

@@ -17,6 +17,7 @@ from server import class_store as stores
 from support.explorer_view import component_data
 from support.pages import run_page
 from support.text import says
+from ui import classroom
 from ui.class_views import answers_description, answers_figure, join_code_svg
 from ui.controls import BY_KEY, CONTROLS, explorer_query
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
@@ -291,3 +292,15 @@ def test_a_restarted_server_has_no_class_and_the_pages_say_so(lang, store):
     again(teacher, student)
     assert shows(teacher, lang, "class.ended") and teacher.button(key="class_start")
     assert shows(student, lang, "class.ended")
+
+
+def test_pages_poll_at_intervals_drawn_around_the_mean_so_a_class_does_not_poll_in_step():
+    """Every run draws its page's poll interval: pages that ran together after a step then poll apart, and
+    the class's polls per second (its idle cost) stay those of the mean interval."""
+    drawn = [classroom.poll_interval() for _ in range(2000)]
+    mean, spread = classroom.POLL_SECONDS, classroom.POLL_SPREAD
+    low, high = mean * (1 - spread), mean * (1 + spread)
+    assert low <= min(drawn) and max(drawn) <= high
+    assert max(drawn) - min(drawn) > 0.9 * (high - low)
+    polls_per_second = sum(1 / d for d in drawn) / len(drawn)
+    assert polls_per_second == pytest.approx(1 / mean, rel=0.05)
