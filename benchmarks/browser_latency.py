@@ -137,6 +137,14 @@ class App:
         return self.page.locator(h.EXCEPTION).count()
 
 
+def ours_labels(en: dict[str, str]) -> dict:
+    """The Explorer's controls an interaction uses, by their English labels (``en``: the app's catalog)."""
+    return {"residual": en["control.residual"], "norm": en["control.norm"],
+            "placement": (en["option.placement.pre"], en["option.placement.post"]),
+            "depth": en["control.depth"], "block": en["control.block"],
+            "stage": (en["option.focus.feed_forward"], en["option.focus.attention_residual"])}
+
+
 def start_profiler(pid: int, out: Path) -> subprocess.Popen | None:
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
@@ -387,11 +395,7 @@ def main() -> None:
           h.streamlit_server(h.BASELINE_APP, logs / "baseline.log") as (base_url, _),
           h.ForeignLoad() as foreign, sync_playwright() as p):
         browser = p.chromium.launch(executable_path=h.CHROMIUM, args=[*h.CHROMIUM_ARGS, LOCAL_ONLY])
-        ours = App("ours", ours_url, {"residual": en["control.residual"], "norm": en["control.norm"],
-                                      "placement": (en["option.placement.pre"], en["option.placement.post"]),
-                                      "depth": en["control.depth"], "block": en["control.block"],
-                                      "stage": (en["option.focus.feed_forward"],
-                                                en["option.focus.attention_residual"])}, browser)
+        ours = App("ours", ours_url, ours_labels(en), browser)
         base = App("baseline", base_url, {"residual": "Residual", "depth": "Depth"}, browser)
         if "widgets" in parts:
             spy = start_profiler(ours_server.pid, args.profile / "ours-widgets.txt") if args.profile else None

@@ -30,7 +30,10 @@ ask for a rerun of the page's polling fragment (``run_every``) every interval. T
    one with the default environment: 50 sessions from 127.0.0.1 join with tokens of their own and
    answer. How many answers were counted (target <= 2), and the teacher's notice of the refused ones.
 
-The Explorer's own latency while a class follows (the issue's fifth point) is not measured here.
+5. **the Explorer** (``--explorer-n``, 0 to skip): while the class still follows, a Chromium tab of its
+   own times the Explorer's switches, depth and block (browser_latency.py's widget part: the input event
+   to every chart drawn); then the same once the class has left the server. Target: every p95 unchanged
+   (with the class / alone <= 1.25: "unchanged" read as within a quarter, a bound set here).
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ from urllib.parse import parse_qsl, urlsplit
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+from benchmarks import browser_latency, local_server
 from benchmarks import harness as h
-from benchmarks import local_server
 from benchmarks.classroom_load import LOCAL_ONLY, slope_mb_per_min
 from benchmarks.protocol_client import FINISHED_OK, ProtocolSession, widget_key
 from server.class_store import RedisStore
@@ -72,6 +75,7 @@ ANSWER_WINDOW_S = 5.0
 # with its run, so the class polls in step; a fixed pause of whole poll intervals would press just after a poll.
 STEP_PAUSE_S = (2.0, 4.0)
 SETTLE_S = 5.0
+EXPLORER_KINDS = ["residual", "norm", "depth_alt", "block_alt"]  # the Explorer's interactions timed (phase 5)
 STUFFERS = 50
 # Vote stuffing's servers: (name, log name, BLOCKSTAB_ variables); the first lets all 50 join.
 STUFFING = (("default answer limit", "answers", {"BLOCKSTAB_JOINS_PER_MINUTE": "1000"}),
@@ -562,6 +566,21 @@ async def idle_elsewhere(browser, base: str, server_pid: int, args) -> dict:
     return {"sessions": len(sessions), **used, "errors": dict(errors)}
 
 
+def explorer_latency(base: str, n: int) -> dict:
+    """The Explorer's own interactions (browser_latency's widget part: input event to every chart drawn) on
+    the server at ``base``, in a Chromium of their own, on a thread of their own (the class goes on)."""
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only a run needs it
+
+    en = json.loads((h.APP_ROOT / "ui" / "locales" / "en.json").read_text(encoding="utf-8"))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=h.CHROMIUM, args=[*h.CHROMIUM_ARGS, LOCAL_ONLY])
+        app = browser_latency.App("ours", base, browser_latency.ours_labels(en), browser)
+        try:
+            return browser_latency.widgets([app], n, 3, EXPLORER_KINDS)["ours"]
+        finally:
+            browser.close()
+
+
 async def live_class(browser, store: str, args, logs: Path) -> dict:
     """Steps, answers and idle following on one server with raised limits, then the /teach baseline."""
     rng = random.Random(args.seed)
@@ -576,12 +595,16 @@ async def live_class(browser, store: str, args, logs: Path) -> dict:
         result["answers"] = await answers(teacher, students, rng, redis_url, code)
         step = result["steps"][-1]["step"] if result["steps"] else 0  # the class's tour step
         result["idle"] = await idle(teacher, students, pid, step, args.idle_seconds)
+        if args.explorer_n:  # the class still following
+            result["explorer_in_class"] = await asyncio.to_thread(explorer_latency, base, args.explorer_n)
         result["errors"] = dict(await problems(students) + teacher.problems())
         result["browser_messages"] = [e for s in students if s.kind == "browser" for e in s.errors][:10]
         result["deep_link_404s"] = sum(s.probes for s in students if s.kind == "browser")
         for session in (*students, teacher):
             await session.close()
         await asyncio.sleep(SETTLE_S)
+        if args.explorer_n:  # the same server, the class gone
+            result["explorer_alone"] = await asyncio.to_thread(explorer_latency, base, args.explorer_n)
         result["baseline"] = await idle_elsewhere(browser, base, pid, args)
         result["server_log"] = log_problems(logs / f"{store}-class.log")
     return result
@@ -722,6 +745,25 @@ def report_stuffing(results: list[dict]) -> dict:
     return {"met": met}
 
 
+def report_explorer(in_class: dict, alone: dict) -> dict:
+    """The Explorer's p95 (input to every chart drawn) while the class follows, against the same server alone."""
+    print(f"5. the Explorer in another tab (Chromium, {EXPLORER_KINDS}), while the class follows and once it left")
+    print(h.HEADER)
+    ratios = {}
+    for kind in EXPLORER_KINDS:
+        both = [browser_latency.values(run.get(kind, []), "last") for run in (in_class, alone)]
+        for name, samples in zip(("while the class follows", "alone"), both, strict=True):
+            print(h.fmt_row(f"{kind}, {name}", samples))
+        if all(both):
+            ratios[kind] = h.percentile(both[0], 95) / h.percentile(both[1], 95)
+    errors = sum(1 for run in (in_class, alone) for kind in EXPLORER_KINDS for x in run.get(kind, []) if x.get("error"))
+    worst = max(ratios.values(), default=float("nan"))
+    ok = errors == 0 and len(ratios) == len(EXPLORER_KINDS) and worst <= 1.25
+    print(f"   p95 with the class / alone: {', '.join(f'{k} {v:.2f}' for k, v in ratios.items())}; {errors} timed out;"
+          f" target unchanged (every ratio <= 1.25): {verdict(ok)}")
+    return {"p95_ratios": ratios, "errors": errors, "met": ok}
+
+
 def report_log(name: str, lines: list[str]) -> None:
     print(f"   server log ({name}): {len(lines)} lines of warnings/errors" + "".join(f"\n     {x}" for x in lines[:5]))
 
@@ -736,6 +778,8 @@ def report(store: str, r: dict) -> dict:
           f"(and {r['deep_link_404s']} 404s of the frontend looking for the server under /join/ first: Streamlit's "
           "own probe on a deep link, not counted)")
     report_log("class", r["server_log"])
+    if "explorer_in_class" in r:
+        summary["explorer"] = report_explorer(r["explorer_in_class"], r["explorer_alone"])
     summary["stuffing"] = report_stuffing(r["stuffing"])
     for (_, name, _), s in zip(STUFFING, r["stuffing"], strict=True):
         report_log(name, s["server_log"])
@@ -769,8 +813,7 @@ async def main_async(args) -> dict:
                     traceback.print_exc()
                     results[store] = {"failed": f"{type(error).__name__}: {error}"}
             await browser.close()
-    print(f"\n{foreign.summary()}\nThe Explorer's own latency while a class follows (the issue's point 5) "
-          "was not measured.")
+    print(f"\n{foreign.summary()}")
     return {"app": f"{h.APP_ROOT} at {h.git_state(h.APP_ROOT)}", "logs": str(logs), "results": results,
             "foreign_cpu_mean": sum(foreign.samples) / max(1, len(foreign.samples))}
 
@@ -784,6 +827,8 @@ def main() -> None:
     parser.add_argument("--idle-seconds", type=float, default=300.0)
     parser.add_argument("--baseline-seconds", type=float, default=60.0, help="sessions idle on /teach")
     parser.add_argument("--join-every", type=float, default=0.25, help="seconds between two students joining")
+    parser.add_argument("--explorer-n", type=int, default=20,
+                        help="timed Explorer interactions of each kind, with the class and alone (0: not measured)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write every number here")
     parser.add_argument("--app-root", type=Path, help="measure the app in this checkout / snapshot")
