@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from functools import partial
 from pathlib import Path
 
@@ -41,12 +42,13 @@ def test_a_run_computes_in_another_process_at_low_priority_on_one_blas_thread():
 def test_a_runs_answer_and_progress_come_back():
     setups = (("a", LabSetup(d_model=16, tokens=8, heads=2, depth=5)),
               ("b", LabSetup(d_model=16, tokens=8, heads=2, depth=5, seed=1)))
-    seen = []
-    curves = in_worker(partial(stack_curves, setups, True), 20.0, seen.append)
+    curves = in_worker(partial(stack_curves, setups, True), 20.0, lambda fraction: None)
     assert list(curves) == ["a", "b"]
     for name, setup in setups:
         assert curves[name].relative_residual.tolist() == depth_curves(setup).relative_residual.tolist()
-    assert seen and seen == sorted(seen) and seen[0] >= 0 and seen[-1] <= 1
+    seen = []  # (a run this small may end before its first report is due: a steady job's reports)
+    assert in_worker(lab_jobs.steady, 20.0, seen.append) == "done"
+    assert max(seen) > 0 and seen == sorted(seen) and seen[-1] <= 1
 
 
 def test_what_the_session_raises_ends_the_worker():
@@ -97,6 +99,18 @@ def test_the_server_script_run_again_in_a_worker_imports_no_streamlit():
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("script", ["app.py", "tests/support/unguarded_app.py"])
+def test_a_worker_started_during_a_sessions_run_runs_no_page(script, monkeypatch):
+    """Streamlit makes the script it runs (app.py) ``__main__``, and multiprocessing runs ``__main__``'s
+    file again in every worker: app.py's guard keeps Streamlit, pandas and the pages out of the worker.
+    (The probe can tell: a script without the guard brings them in.)"""
+    running = types.ModuleType("__main__")
+    running.__file__ = str(ROOT / script)
+    monkeypatch.setitem(sys.modules, "__main__", running)
+    found = in_worker(lab_jobs.app_modules, 60.0, lambda fraction: None)
+    assert found == ([] if script == "app.py" else ["pandas", "streamlit", "ui.chrome"])
 
 
 def test_a_replaced_request_ends_its_worker():

@@ -2,11 +2,12 @@
 
 import os
 import signal
+import sys
 import time
 
 from threadpoolctl import threadpool_info
 
-from server.lab_worker import run_job
+from server.lab_worker import SEND_SECONDS, run_job
 
 
 def where(progress) -> dict:
@@ -14,6 +15,14 @@ def where(progress) -> dict:
     progress(0.5)
     return {"pid": os.getpid(), "nice": os.nice(0),
             "blas": sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})}
+
+
+def steady(progress) -> str:
+    """Reports its progress in tenths, for several of the worker's reporting intervals."""
+    for tenth in range(1, 11):
+        time.sleep(SEND_SECONDS)
+        progress(tenth / 10)
+    return "done"
 
 
 def endless(progress) -> None:
@@ -39,3 +48,9 @@ def in_this_thread(job, seconds, progress):
     """A stand-in for ``server.lab_runs.in_worker``: the worker's run (``run_job``) without the process,
     so a test can replace part of the engine the page runs."""
     return run_job(job, seconds, progress)
+
+
+def app_modules(progress) -> list[str]:
+    """The worker's modules of Streamlit, pandas and the app's pages' layer (none, if it ran no page)."""
+    return sorted({m.split(".")[0] for m in sys.modules} & {"streamlit", "pandas"}
+                  | {m for m in sys.modules if m.startswith("ui.chrome")})
