@@ -86,10 +86,10 @@ SETTINGS = {"BLOCKSTAB_CONNECTIONS_PER_ADDRESS": "100000", "BLOCKSTAB_CONNECTION
 NEW_SESSION = live_class.T("app.new_session")
 RECOVER_S = 60.0  # the longest a session is waited for after the kill
 QUIET_S = 90.0  # the longest a warm-up waits for the replicas to be quiet
-# HAProxy's httplog line: the server that answered, the status, the request's captured cookie, the
-# termination state and the request line.
-HTTPLOG = re.compile(r"\] \S+ (?P<backend>[^/\s]+)/(?P<server>\S+) \S+ (?P<status>-?\d+) \S+ (?P<cookie>\S+) \S+ "
-                     r"(?P<state>\S{4}) .*\"(?P<request>[^\"]*)\"$")
+# HAProxy's httplog line: the server that answered, its timers (TR/Tw/Tc/Tr/Ta), the status, the request's
+# captured cookie, the termination state and the request line.
+HTTPLOG = re.compile(r"\] \S+ (?P<backend>[^/\s]+)/(?P<server>\S+) (?P<timers>\S+) (?P<status>-?\d+) \S+ "
+                     r"(?P<cookie>\S+) \S+ (?P<state>\S{4}) .*\"(?P<request>[^\"]*)\"$")
 PROBE = re.compile(r"^\S+ /[^/\s]+/_stcore/(health|host-config)")  # a deep link's first probes: 404 by design
 
 
@@ -185,8 +185,10 @@ def read_log(lines: list[str], killed: int | None = None) -> dict:
     """HAProxy's log: requests, those with an affinity cookie, misrouted ones (a replica's cookie, another
     replica's answer; with ``killed``, those of the killed replica's cookie are counted as redispatched),
     HTTP errors, termination states."""
-    out = {"requests": 0, "with_cookie": 0, "misrouted": 0, "redispatched": 0, "http_errors": 0,
+    out = {"requests": 0, "with_cookie": 0, "misrouted": 0, "redispatched": 0, "http_errors": 0, "bundle_404": 0,
+           "slow_answers": 0,
            "by_server": {}, "states": {}, "misrouted_lines": [], "error_lines": []}
+    out["marked_down"] = [line[:160] for line in lines if line.startswith("Server ") and " is DOWN" in line]
     for line in lines:
         match = HTTPLOG.search(line)
         if match is None:
@@ -204,6 +206,10 @@ def read_log(lines: list[str], killed: int | None = None) -> dict:
                 else:
                     out["misrouted"] += 1
                     out["misrouted_lines"].append(line[-300:])
+        if status == 404 and "/blockstab.bundles/" in match["request"]:
+            out["bundle_404"] += 1  # a fetch that reached a replica without its session (named by another's key)
+        if int(match["timers"].split("/")[3]) > 1000:
+            out["slow_answers"] += 1  # a replica that took over a second to answer (e.g. its health check)
         if status >= 500 or status < 0 or (400 <= status < 500 and not PROBE.match(match["request"])):
             out["http_errors"] += 1
             out["error_lines"].append(line[-300:])
@@ -416,13 +422,16 @@ def print_room(name: str, r: dict, args) -> None:
     rss = ", ".join(f"{k} {v:.0f} MB" for k, v in u["rss_peak_mb"].items())
     warm = ", ".join(f"{k} {v:.0f} s" for k, v in r["warm"].items())
     print(f"   {n['interactions']} interactions; errors {n['errors_total']} {n['errors']}; misrouted {n['misrouted']} "
-          f"of {n['requests_with_cookie']} requests with a cookie ({n['requests']} in HAProxy's log); sessions by "
+          f"of {n['requests_with_cookie']} requests with a cookie ({n['requests']} in HAProxy's log; "
+          f"{r['log']['bundle_404']} bundle fetches 404, {r['log']['slow_answers']} answers over 1 s, "
+          f"{len(r['log']['marked_down'])} replicas marked down); sessions by "
           f"replica {r['sessions_by_replica']}\n   CPU (% of one core): {cpu}; machine "
           f"{u['machine_busy_percent']:.0f} % of {os.cpu_count()} cores; RSS peak {rss}\n   warm-up {warm}; "
           f"{r['foreign']}")
     for example in n["error_examples"][:5]:
         print(f"     {example}")
-    for line in r["log"]["misrouted_lines"][:3] + r["log"]["error_lines"][:3] + r["replica_log_problems"][:3]:
+    for line in (r["log"]["marked_down"][:3] + r["log"]["misrouted_lines"][:3] + r["log"]["error_lines"][:3]
+                 + r["replica_log_problems"][:3]):
         print(f"     {line}")
 
 
