@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import contextlib
 import http.client
 import json
@@ -174,6 +175,16 @@ def http_get(port: int, path: str, cookie: str = "") -> tuple[int, str]:
         if value.startswith(COOKIE + "="):
             cookie = value.split(";", 1)[0]
     return response.status, cookie
+
+
+# The sessions' HTTP requests, each in a thread of its own (asyncio's default pool has cores + 4 threads: 16
+# sessions pinging a dead replica at once, each request held about a second by HAProxy's retry, queued there).
+FETCHERS = concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="fetch")
+
+
+async def fetch(port: int, path: str, cookie: str = "") -> tuple[int, str]:
+    """:func:`http_get` without blocking the sessions or waiting for another's request."""
+    return await asyncio.get_running_loop().run_in_executor(FETCHERS, http_get, port, path, cookie)
 
 
 def replica_of(cookie: str) -> int | None:
@@ -302,7 +313,7 @@ class Student(classroom_load.Student):
         self.port, self.cookie = port, ""
 
     async def open(self) -> bool:
-        status, self.cookie = await asyncio.to_thread(http_get, self.port, "/?lang=en")
+        status, self.cookie = await fetch(self.port, "/?lang=en")
         if status != 200 or not self.cookie:
             self.stats["load_errors"].append(f"student {self.number}: the page answered {status} without a cookie")
             return False
@@ -310,7 +321,7 @@ class Student(classroom_load.Student):
         if not await super().open():
             return False
         bundle = json.loads(self.session.component_bytes or b"{}").get("bundle")
-        status, _ = await asyncio.to_thread(http_get, self.port, f"{bundle}index.js", self.cookie)
+        status, _ = await fetch(self.port, f"{bundle}index.js", self.cookie)
         if status != 200:
             self.stats["load_errors"].append(f"student {self.number}: its bundle's index answered {status}")
         return True
@@ -506,8 +517,7 @@ async def ping(session: ProtocolSession, rng: random.Random, deadline: float) ->
     for tries in range(1, 1000):
         cookie = session.headers.get("Cookie", "")
         (health, first), (config, second) = await asyncio.gather(  # both at once, as the frontend asks
-            *(asyncio.to_thread(http_get, session.port, f"/_stcore/{path}", cookie) for path in ("health",
-                                                                                                 "host-config")))
+            fetch(session.port, "/_stcore/health", cookie), fetch(session.port, "/_stcore/host-config", cookie))
         session.headers["Cookie"] = second if second != cookie else first
         if health == config == 200 or time.monotonic() > deadline:
             return
