@@ -2,7 +2,7 @@
 
 Run by hand from the repo root (never as a timed test)::
 
-    .venv/bin/python -m benchmarks.cluster --json /tmp/cluster.json            # the full run (~20 min)
+    .venv/bin/python -m benchmarks.cluster --json /tmp/cluster.json            # the full run (~16 min)
     .venv/bin/python -m benchmarks.cluster --sessions 10 --browser-sessions 1 --seconds 40 \\
         --kill-sessions 6 --kill-browser-pages 2                             # a quick look
 
@@ -20,9 +20,10 @@ join limits raised, as every session here comes from 127.0.0.1; stopped with SIG
    and toggling the normalization, 2-6 s apart. Per configuration: errors (failed or timed-out
    interactions, exception elements, sessions that did not load, page and console errors, HTTP errors in
    HAProxy's log), misrouted requests (HAProxy's log: a request carrying one replica's cookie served by
-   another), the server p95 per interaction (a scripted session's rerun request to its script_finished,
-   through HAProxy), Chromium's p95 (input to first chart changed, and to the report-back's last frame),
-   and the CPU of each replica, HAProxy, Redis, Chromium and this process. The ratio 2-replica/1-replica
+   another; beside them the bundle fetches answered 404 and the replicas marked down), the server p95 per
+   interaction (a scripted session's rerun request to its script_finished, through HAProxy), Chromium's
+   p95 (input to first chart changed, and to the report-back's last frame), and the CPU of each replica,
+   HAProxy, Redis, Chromium and this process. The ratio 2-replica/1-replica
    of the server p95 is reported at each size.
 2. **The kill test.** A fresh 2-replica cluster: a teacher (a scripted session, on replica 2) starts a
    live class; on replica 1 (pinned by its affinity cookie) ``--kill-sessions`` (20) sessions: half are
@@ -37,9 +38,11 @@ join limits raised, as every session here comes from 127.0.0.1; stopped with SIG
    session: the time from the kill to its new WebSocket being open on replica 2, and to the first run
    there having finished with the "new session" line and the view of its URL (an Explorer: the same URL
    and the instant Explorer's view equal to it; a student: the class's question with its own answer
-   chosen). Then every student of replica 1 answers again (half the same choice, half another), and
-   the class's record in Redis (server.class_store.RedisStore) and the teacher's count are compared
-   with what was sent: answers lost, answers counted twice. Target: recovery p95 <= 10 s, 0 and 0.
+   chosen). A page that asks for no run on reconnecting is back when its socket is; its next touch is then
+   checked (said "new session", shows its URL's view, kept the touch). Then every student of replica 1
+   answers again (half the same choice, half another), and the class's record in Redis
+   (server.class_store.RedisStore) and the teacher's count are compared with what was sent: answers lost,
+   answers counted twice. Target: recovery p95 <= 10 s, 0 and 0.
 3. ``--json PATH`` writes every number; a summary is printed.
 
 The machine has 2 cores, shared by the replicas, HAProxy, Redis, Chromium and the scripted sessions of
