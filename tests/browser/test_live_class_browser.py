@@ -15,7 +15,7 @@ from PIL import Image
 
 from benchmarks.local_server import PHONE_USER_AGENT
 from server.lan import is_loopback, lan_address
-from support.browser import IDLE, axe_violations, open_app, shot, wait_for_view
+from support.browser import IDLE, SETTLED, axe_violations, open_app, shot, wait_for_view
 from ui.lessons import QUESTIONS, TOUR
 from ui.text import Text
 
@@ -88,6 +88,13 @@ def test_three_students_follow_answer_and_see_the_reveal(lan_server, new_page):
     shot(teacher, "live-class-projector-reveal")
     shot(students[0], "live-class-phone-reveal")
     assert axe_violations(teacher) == [] and axe_violations(students[0]) == [] and axe_violations(students[1]) == []
+    laptop.get_by_text("中文").click()  # the teacher's own screen, in Chinese: the revealed question too
+    laptop.wait_for_function("() => document.documentElement.lang === 'zh-Hans'")
+    laptop.get_by_role("figure", name=re.compile(re.escape(ZH("class.describe", answered=3, students=3,
+                                                                choices="").split("。")[0]))).wait_for()
+    laptop.wait_for_selector(IDLE, state="attached")
+    laptop.wait_for_function(SETTLED)
+    assert axe_violations(laptop) == []
 
     teacher.get_by_role("button", name=EN("ex.show_me")).click()
     want = {k: v for k, v in asked.show_me.items() if k in ("residual", "norm", "depth")}
