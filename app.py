@@ -27,8 +27,11 @@ def route() -> None:
                        initial_sidebar_state="collapsed" if projector_on else "auto")
     url_problems = query_problems()  # before anything rewrites the URL
     t = Text(language())
+    # A slot of its own: a notice that came only now would move every element after it down one place,
+    # and the browser would redraw them all (the Explorer's charts went blank until the run reached them).
+    notice = st.empty()
     if st.session_state.pop(RESUMED, False):  # (server/resume.py: the page is back on a new session)
-        st.info(t("app.new_session"), icon=":material/sync:")
+        notice.info(t("app.new_session"), icon=":material/sync:")
     warn_about_url(t, url_problems)
     st.session_state["projector_on"] = app_chrome(t)
 

@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from blockstab.block import STAGES
 from blockstab.lesson import COURSE_TABLE
+from server.resume import RESUMED
 from support import APP
 from support.explorer_view import Control as InstantControl
 from support.explorer_view import component_data, shown
@@ -372,3 +373,19 @@ def test_a_toggle_value_with_spaces_is_reported_not_dropped_silently():
     at = run_app(lang="en", residual=" false ")
     assert not at.exception
     assert len(at.warning) == 1 and widget(at, "residual").value is True
+
+
+def test_the_new_session_line_moves_no_element_of_the_page():
+    """A page back on a new session (server/resume.py) says so in one line, in a slot every run has: the
+    page's elements keep their places, so the browser does not redraw (blank) them while the run goes on."""
+    def places(at: AppTest) -> dict[str, int]:
+        return {str(e.value): n for n, e in enumerate(at.main.children.values()) if e.type == "title"}
+
+    plain = run_app(lang="en")
+    resumed = AppTest.from_file(str(APP), default_timeout=60)
+    resumed.query_params.update(lang="en")
+    resumed.session_state[RESUMED] = True
+    resumed.run()
+    assert [i.value for i in resumed.info][:1] == [Text("en")("app.new_session")]
+    assert not [i for i in plain.info if i.value == Text("en")("app.new_session")]
+    assert places(resumed) == places(plain) != {}
