@@ -90,7 +90,8 @@ h2, h3 { font-size: 1.5rem !important; }
 # The page's language, for a screen reader's voice (Streamlit's page says "en"); a Markdown table,
 # which scrolls sideways on a phone, focusable so that a keyboard can scroll it; Plotly's SVGs out of
 # the accessibility tree (a chart is named by its description: its tick labels would be read beside
-# it), also those Plotly draws anew when it redraws a chart.
+# it), also those Plotly draws anew when it redraws a chart; a toolbar button Plotly leaves in English
+# (Streamlit's "Fullscreen") worded from the chart's own dictionary (``plotly_locale``).
 PAGE_SCRIPT = """<script>
 document.documentElement.lang = "LANG";
 window.blockstabPage ??= (() => {
@@ -99,6 +100,11 @@ window.blockstabPage ??= (() => {
     for (const table of tables) table.tabIndex = 0;
     for (const svg of document.querySelectorAll(".js-plotly-plot .main-svg:not([aria-hidden])")) {
       svg.setAttribute("aria-hidden", "true");
+    }
+    for (const button of document.querySelectorAll(".js-plotly-plot .modebar-btn[data-title]")) {
+      const context = button.closest(".js-plotly-plot")._context;
+      const word = context?.locales?.[context.locale]?.dictionary?.[button.dataset.title];
+      if (word) { button.dataset.title = word; button.setAttribute("aria-label", word); }
     }
   };
   tidy();

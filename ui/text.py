@@ -13,7 +13,8 @@ PLOTLY_WORDS = (  # Plotly.js's words on its toolbar and in its notices, in the 
     "plotly.reset_axes", "plotly.box_select", "plotly.lasso_select", "plotly.orbit", "plotly.turntable",
     "plotly.reset_camera", "plotly.reset_camera_last", "plotly.hover_closest", "plotly.hover_compare",
     "plotly.spikelines", "plotly.toggle_hover", "plotly.double_click", "plotly.snapshot", "plotly.snapshot_done",
-    "plotly.snapshot_failed",
+    "plotly.snapshot_failed", "plotly.fullscreen", "plotly.close_fullscreen",  # (the last two: Streamlit's button,
+    # which Plotly leaves as it is: the page script words it from this dictionary)
 )
 LOCALES = Path(__file__).with_name("locales")
 
