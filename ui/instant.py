@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from .controls import MAX_EXPLORER_DEPTH, Control
-from .text import Text, plotly_locale
+from .text import Text, fragment_lang, plotly_locale
 
 EXPLORER = Path(__file__).parent / "explorer"
 MODULES = ("select", "controls", "store", "draw", "main")  # each after the modules it imports
@@ -54,11 +54,14 @@ def geometry_link(lang: str) -> str:
 
 def control_spec(control: Control, t: Text) -> dict:
     """A control as the browser draws it: its key, kind, catalog label and help, whether it goes
-    under the block view, and its range or options (each with its catalog name)."""
+    under the block view, and its range or options (each with its catalog name, and that name's language
+    tag where it is an English fragment on a Chinese page)."""
     spec = {"key": control.key, "kind": control.kind, "label": t(f"control.{control.key}"),
             "help": t(f"help.{control.key}"), "under_block": control.under_block}
     if control.kind == "choice":
-        spec["options"] = [[option, t(f"option.{control.key}.{option}")] for option in control.options]
+        names = [t(f"option.{control.key}.{option}") for option in control.options]
+        spec["options"] = [[option, name, fragment_lang(name, t.lang)] for option, name in zip(control.options, names,
+                                                                                             strict=True)]
     if control.kind == "int":
         spec |= {"low": control.low, "high": control.high}
     return spec

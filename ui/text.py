@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 
@@ -42,6 +43,14 @@ class Text:
     def sentences(self, parts) -> str:
         """Sentences in a row: Chinese ones (ending in "。") follow each other without a space."""
         return ("" if self.lang == "zh" else " ").join(parts)
+
+
+def fragment_lang(text: str, lang: str) -> str:
+    """The language tag of ``text`` where it is an English fragment on a ``lang`` page (a name such as
+    "LayerNorm" among Chinese words: Latin letters, no Chinese), for a screen reader's voice; else ""."""
+    if lang == "en" or not re.search(r"[A-Za-z]", text) or re.search(r"[\u3400-\u9fff]", text):
+        return ""
+    return LANG_TAGS["en"]
 
 
 def plotly_locale(t: Text) -> dict:

@@ -66,6 +66,9 @@ def test_every_switch_the_depth_the_block_and_the_stage_work_offline(new_page, e
     t, example = Text(lang), PRESETS[EXAMPLES[lang]]
     page = open_folder(new_page, folder, lang)
     assert page.evaluate("document.documentElement.lang") == LANG_TAGS[lang]
+    marked = page.evaluate("() => [...document.querySelectorAll('.instant-controls [lang]')]"
+                           ".map(e => e.textContent + ' ' + e.lang)")  # English names on a Chinese page: their voice
+    assert marked == ([] if lang == "en" else ["RMSNorm en", "LayerNorm en", "Post-LN en", "Pre-LN en"])
     view = {}
     assert_shows(page, ExplorerState(example=example), lang)
     for label, change in (("control.residual", {"residual": False}), ("control.norm", {"norm": False}),

@@ -21,7 +21,7 @@ function control(spec, view, changed, compact) {
   if (spec.kind === "choice" && compact) { // one line high, as in projector mode's row
     const label = element("label", { class: "instant-select", for: id });
     const select = element("select", { id, "data-key": spec.key });
-    for (const [value, text] of spec.options) select.append(element("option", { value }, text));
+    for (const [value, text, lang] of spec.options) select.append(element("option", { value, ...(lang && { lang }) }, text));
     select.value = view[spec.key];
     select.addEventListener("change", () => changed(spec.key, select.value, true));
     label.append(element("span", {}, spec.label), select);
@@ -30,12 +30,12 @@ function control(spec, view, changed, compact) {
   if (spec.kind === "choice") {
     const group = element("fieldset", { class: "instant-choice", "data-key": spec.key });
     group.append(element("legend", {}, spec.label));
-    for (const [value, text] of spec.options) {
+    for (const [value, text, lang] of spec.options) { // (lang: an English name on a Chinese page, for the voice)
       const label = element("label");
       const input = element("input", { type: "radio", name: id, value });
       input.checked = view[spec.key] === value;
       input.addEventListener("change", () => input.checked && changed(spec.key, value, true));
-      label.append(input, element("span", {}, text));
+      label.append(input, element("span", lang ? { lang } : {}, text));
       group.append(label);
     }
     return group;
