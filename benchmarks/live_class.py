@@ -32,8 +32,9 @@ ask for a rerun of the page's polling fragment (``run_every``) every interval. T
 
 5. **the Explorer** (``--explorer-n``, 0 to skip): while the class still follows, a Chromium tab of its
    own times the Explorer's switches, depth and block (browser_latency.py's widget part: the input event
-   to every chart drawn); then the same once the class has left the server. Target: every p95 unchanged
-   (with the class / alone <= 1.25: "unchanged" read as within a quarter, a bound set here).
+   to every chart drawn); then the same once the class has left the server. Target: the bar of #16's
+   benchmark held while the class follows (every chart's p95 <= 100 ms); the ratios to the same server
+   alone are reported beside it.
 """
 
 from __future__ import annotations
@@ -746,22 +747,22 @@ def report_stuffing(results: list[dict]) -> dict:
 
 
 def report_explorer(in_class: dict, alone: dict) -> dict:
-    """The Explorer's p95 (input to every chart drawn) while the class follows, against the same server alone."""
+    """The Explorer's p95 (input to every chart drawn) while the class follows, and the same server alone."""
     print(f"5. the Explorer in another tab (Chromium, {EXPLORER_KINDS}), while the class follows and once it left")
     print(h.HEADER)
-    ratios = {}
+    p95s, ratios = {}, {}
     for kind in EXPLORER_KINDS:
         both = [browser_latency.values(run.get(kind, []), "last") for run in (in_class, alone)]
         for name, samples in zip(("while the class follows", "alone"), both, strict=True):
             print(h.fmt_row(f"{kind}, {name}", samples))
         if all(both):
-            ratios[kind] = h.percentile(both[0], 95) / h.percentile(both[1], 95)
+            p95s[kind] = h.percentile(both[0], 95)
+            ratios[kind] = p95s[kind] / h.percentile(both[1], 95)
     errors = sum(1 for run in (in_class, alone) for kind in EXPLORER_KINDS for x in run.get(kind, []) if x.get("error"))
-    worst = max(ratios.values(), default=float("nan"))
-    ok = errors == 0 and len(ratios) == len(EXPLORER_KINDS) and worst <= 1.25
+    ok = errors == 0 and len(p95s) == len(EXPLORER_KINDS) and max(p95s.values()) <= 100
     print(f"   p95 with the class / alone: {', '.join(f'{k} {v:.2f}' for k, v in ratios.items())}; {errors} timed out;"
-          f" target unchanged (every ratio <= 1.25): {verdict(ok)}")
-    return {"p95_ratios": ratios, "errors": errors, "met": ok}
+          f" target, #16's bar while the class follows (every chart p95 <= 100 ms): {verdict(ok)}")
+    return {"p95_ms": p95s, "p95_ratios": ratios, "errors": errors, "met": ok}
 
 
 def report_log(name: str, lines: list[str]) -> None:
