@@ -73,7 +73,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import websockets
 
-from benchmarks import classroom_load, live_class
+from benchmarks import classroom_load, live_class, local_server
 from benchmarks import harness as h
 from benchmarks.local_server import free_port
 from benchmarks.protocol_client import INSTANT, ProtocolSession
@@ -154,12 +154,7 @@ def cluster(replicas: int, logs: Path, name: str):
         for path in running.run.glob("*.log"):
             with contextlib.suppress(OSError):
                 shutil.copy(path, logs / f"{name}-{path.name}")
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        local_server.stop(process, grace=60)  # (the script stops what it started first)
 
 
 def http_get(port: int, path: str, cookie: str = "") -> tuple[int, str]:
@@ -1003,11 +998,7 @@ def main() -> None:
     args.kill_browser_pages = max(0, min(args.kill_browser_pages, args.kill_sessions))
     h.check_chromium()
     record = asyncio.run(main_async(args))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, **record}, indent=1,
-                                        default=str))
-        print(f"numbers: {args.json}")
+    h.write_record(args.json, args, record)
 
 
 if __name__ == "__main__":

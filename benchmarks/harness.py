@@ -220,6 +220,15 @@ def streamlit_server(script: str, log_path: Path, extra: tuple[str, ...] = ()):
         raise RuntimeError(str(error)) from None
 
 
+def write_record(path: Path | None, args, record: dict) -> None:
+    """Write a run's ``record`` with its arguments as JSON to ``path`` (``--json``), if given."""
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, **record}, indent=1,
+                                   default=str))
+        print(f"numbers: {path}")
+
+
 def use_app_root(path: Path | None) -> Path:
     """Measure the app in ``path`` (a checkout or snapshot with app.py) instead of this checkout."""
     global APP_ROOT

@@ -839,11 +839,7 @@ def main() -> None:
     args.browser_students = max(0, min(args.browser_students, args.students))
     h.check_chromium()
     record = asyncio.run(main_async(args))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, **record}, indent=1,
-                                        default=str))
-        print(f"numbers: {args.json}")
+    h.write_record(args.json, args, record)
 
 
 if __name__ == "__main__":

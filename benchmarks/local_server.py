@@ -28,11 +28,11 @@ class ServerFailed(RuntimeError):
     """The server exited, or did not answer its health check in time; the message has its log."""
 
 
-def stop(process: subprocess.Popen) -> None:
-    """Stop a server: SIGTERM, then SIGKILL if it has not exited within 10 s."""
+def stop(process: subprocess.Popen, grace: float = 10.0) -> None:
+    """Stop a server: SIGTERM, then SIGKILL if it has not exited within ``grace`` seconds."""
     process.terminate()
     try:
-        process.wait(timeout=10)
+        process.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
