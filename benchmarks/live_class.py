@@ -301,7 +301,8 @@ class BrowserPage:
         self.page.on("console", self._console)
         self.page.on("response", self._response)
         await self.page.goto(self.url, wait_until="commit", timeout=60_000)
-        await self.page.get_by_text(self.ready).first.wait_for(timeout=60_000)
+        # (the visible one: a phone's closed sidebar holds the page's name too, hidden)
+        await self.page.get_by_text(self.ready).filter(visible=True).first.wait_for(timeout=60_000)
         await self.page.wait_for_selector(h.IDLE, state="attached", timeout=60_000)
 
     def _console(self, message) -> None:
