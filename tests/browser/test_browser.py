@@ -244,7 +244,8 @@ def _projector(new_page, app_url, width, height, lang, view=""):
         page = new_page(width=width, height=height)
         open_app(page, f"{app_url}/?projector=true&lang={lang}{view and '&' + view}")
         assert_healthy(page)
-        assert page.get_by_role("switch", name=Text(lang)("control.projector")).is_checked()
+        # (in the sidebar, which projector mode keeps closed: hidden, out of the Tab order and the tree)
+        assert page.get_by_role("switch", name=Text(lang)("control.projector"), include_hidden=True).is_checked()
         _measured[key] = page.evaluate(MEASURE)
         shot(page, f"projector-{width}x{height}-{lang}{view and '-' + view.replace('=', '-')}")
     return _measured[key]
