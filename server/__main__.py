@@ -1,4 +1,5 @@
-"""``python -m server``: BlockStab's server, ``streamlit run app.py`` with one fix and fair shares, in one process.
+"""``python -m server``: BlockStab's server, ``streamlit run`` of the app with its routes (``server.asgi``), one fix
+and fair shares, in one process.
 
 Streamlit 1.67 takes an app with a ``pages/`` folder for an old-style multipage app until the
 first session runs ``st.navigation``. So the first session after a start that opens a deep link
@@ -32,4 +33,4 @@ if __name__ == "__main__":
     resume.install()  # (before fair_share's gate, which then paces the whole-page run too)
     fair_share.install()
     args = [part for arg in sys.argv[1:] for part in (["--server.address", "0.0.0.0"] if arg == "--lan" else [arg])]
-    main(["run", "app.py", *args], prog_name="streamlit")
+    main(["run", str(ROOT / "server" / "asgi.py"), *args], prog_name="streamlit")

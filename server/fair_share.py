@@ -11,7 +11,8 @@ another student's toggle waiting for over a minute. Two bounds, installed by ``p
   that waited earns its share again only by asking for less;
 * **messages**: the server reads up to :data:`MESSAGE_BURST` WebSocket messages of one
   connection at once and :data:`MESSAGES_PER_SECOND` after that; the rest wait in the socket
-  (nothing is dropped), so a flood costs the server no work until it is read.
+  (nothing is dropped), so a flood costs the server no work until it is read (``InboundLimit``,
+  a middleware of the app, ``server.asgi``).
 
 A person clicking at a normal pace stays within both; a script's flood is slowed to them.
 """
@@ -130,14 +131,10 @@ def gate_of(session, rerun: Callable, lane: Lane) -> RerunGate:
 
 
 def install() -> None:
-    """Put both bounds into Streamlit 1.67's server; call before it starts. Fails loudly if a
-    Streamlit upgrade moved what they hook (``tests/server/test_fair_share.py`` checks them served)."""
-    from starlette.middleware import Middleware
+    """Put the rerun bound into Streamlit 1.67's sessions; call before the server starts. Fails loudly
+    if a Streamlit upgrade moved what it hooks (``tests/server/test_fair_share.py`` checks it served)."""
     from streamlit.runtime.app_session import AppSession
-    from streamlit.web.server.starlette import starlette_app
 
     rerun = AppSession._handle_rerun_script_request  # the browser asked for a run (BackMsg.rerun_script)
-    middleware = starlette_app.create_streamlit_middleware
     lane = Lane(SHARED_RERUNS_PER_SECOND)
     AppSession._handle_rerun_script_request = lambda session, state=None: gate_of(session, rerun, lane).request(state)
-    starlette_app.create_streamlit_middleware = lambda: [*middleware(), Middleware(InboundLimit)]

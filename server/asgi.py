@@ -1,0 +1,11 @@
+"""The app as its server serves it (``st.App``, Streamlit's public ASGI app): app.py and each WebSocket's
+message pacing (``fair_share.InboundLimit``)."""
+
+from pathlib import Path
+
+import streamlit as st
+from starlette.middleware import Middleware
+
+from server.fair_share import InboundLimit
+
+app = st.App(Path(__file__).resolve().parents[1] / "app.py", middleware=[Middleware(InboundLimit)])
