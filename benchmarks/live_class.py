@@ -10,8 +10,9 @@ For each store it starts the app (``python -m server``; for Redis with a fresh `
 own, scripts/redis.sh) with BLOCKSTAB_ANSWERS_PER_ADDRESS=1000 and BLOCKSTAB_JOINS_PER_MINUTE=1000, as
 every session here comes from 127.0.0.1. The teacher is a protocol session on /class (protocol_client.py)
 that starts a class; the students join it: ``--browser-students`` (4) are headless Chromium pages (a
-phone's size and user agent), the rest speak Streamlit's WebSocket protocol and, as the frontend does,
-ask for a rerun of the page's polling fragment (``run_every``) every interval. Then:
+phone's size and user agent), the rest speak Streamlit's WebSocket protocol and, as a student's page
+does (``ui/follow.js``), read the class's version over HTTP about every second and ask for a run when it
+moved. Then:
 
 1. **steps**: the teacher presses Next (Previous from the tour's last step) ``--steps`` times, 2-4 s
    apart; for every student, the time from the teacher's run finishing (and from the click) to the
@@ -113,7 +114,6 @@ RUN_AFTER = """since => {
   const done = i < 0 ? undefined : log.slice(i + 1).find(([, s]) => s === 'notRunning');
   return done ? done[0] : null;
 }"""
-RUN_ENDS = "() => (window.__states || []).filter(([, s]) => s === 'notRunning').length"
 # A deep link's first requests: the frontend looks for the server under the page's path, then at the root.
 PROBE = re.compile(r"^/[^/]+/_stcore/(health|host-config)$")
 
@@ -174,8 +174,8 @@ class Page(ProtocolSession):
                      and widget_key(getattr(e, kind).id).startswith(key_prefix)), None)
 
     def polls(self) -> int:
-        """Fragment runs so far (a following page's polls)."""
-        return self.runs[ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY]
+        """Polls so far: a student's reads of the class's version, the teacher's fragment runs."""
+        return self.version_reads + self.runs[ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY]
 
     def problems(self) -> Counter:
         """Exception elements, failed runs and a closed socket, so far."""
@@ -291,6 +291,7 @@ class BrowserPage:
         self.browser, self.url, self.ready = browser, url, ready  # ready: a text the opened page shows
         self.errors: list[str] = []
         self.probes = 0  # the frontend's 404s on a deep link: it looks for the server under the page's path first
+        self.version_reads = 0  # a student's page's polls (ui/follow.js)
 
     async def open(self) -> None:
         self.context = await self.browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US",
@@ -311,6 +312,7 @@ class BrowserPage:
 
     def _response(self, response) -> None:
         if response.status < 400:
+            self.version_reads += urlsplit(response.url).path.startswith("/api/class/")
             return
         if PROBE.match(urlsplit(response.url).path):
             self.probes += 1
@@ -318,8 +320,8 @@ class BrowserPage:
             self.errors.append(f"HTTP {response.status}: {response.url}"[:200])
 
     async def polls(self) -> int:
-        """Script runs that ended so far (the page's polls, mostly)."""
-        return await self.page.evaluate(RUN_ENDS)
+        """Reads of the class's version so far (the page's polls)."""
+        return self.version_reads
 
     async def problems(self) -> Counter:
         shown = await self.page.locator(h.EXCEPTION).count()
@@ -718,9 +720,9 @@ def report_idle(r: dict) -> dict:
     print(f"3. idle: {r['students']} students and the teacher following a tour step for {i['seconds']:.0f} s")
     print(f"   {usage_line(i)}")
     kinds = Counter(x["kind"] for x in i["back_on_tour"]["shown"])
-    print(f"   polls answered: {i['polls_per_s'].get('protocol', 0):.1f}/s from {kinds['protocol']} protocol students, "
-          f"{i['teacher_polls_per_s']:.1f}/s from the teacher; script runs seen ending in {kinds['browser']} Chromium "
-          f"pages: {i['polls_per_s'].get('browser', 0):.1f}/s; errors while idle: {i['errors'] or 'none'}")
+    print(f"   version reads: {i['polls_per_s'].get('protocol', 0):.1f}/s from {kinds['protocol']} protocol students, "
+          f"{i['polls_per_s'].get('browser', 0):.1f}/s from {kinds['browser']} Chromium pages; fragment polls "
+          f"{i['teacher_polls_per_s']:.1f}/s from the teacher; errors while idle: {i['errors'] or 'none'}")
     after = h.summary(known(x["after_applied_ms"] for x in i["following_after"]["shown"]))
     print(f"   then one more step: {after['n']} of {r['students']} followed (median "
           f"{after.get('median', float('nan')):.0f} ms, p95 {after.get('p95', float('nan')):.0f} ms)")

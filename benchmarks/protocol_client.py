@@ -7,14 +7,17 @@ server sent, refs resolved from a local message cache), the page's URL query str
 server last set it) and the hashes of the messages it holds; a change of a widget inside a fragment
 (the instant Explorer's) asks for a rerun of that fragment alone. With ``auto_reruns``, a session also
 asks for a rerun of each ``st.fragment(run_every=...)`` fragment every interval, as the frontend's
-timers do (a live class's students follow so). Loopback only.
+timers do (the teacher's page of a live class), and follows a live class as a student's page does
+(``ui/follow.js``): it reads the class's version over HTTP and, when it moved, asks for a run. Loopback only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
 import json
+import random
 import tempfile
 import time
 import urllib.parse
@@ -31,6 +34,18 @@ FINISHED_OK = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RU
 # The Explorer's switches and depth are the instant Explorer's (a custom component): the browser
 # reports them as the component's state, the whole view at once (ui/explorer/main.js).
 INSTANT = ("residual", "norm", "norm_kind", "placement", "depth", "block", "focus")
+FOLLOWER = "blockstab.follow"  # a live class's follower (ui/follow.js), the other component a page may have
+
+
+def is_follower(component) -> bool:
+    return component.component_name.endswith(FOLLOWER)
+
+
+def trigger_id(component_id: str) -> str:
+    """The widget id a component's events travel under (Streamlit 1.67's ``_make_trigger_id(id, "events")``)."""
+    from streamlit.components.v2.bidi_component.main import _make_trigger_id  # noqa: PLC0415
+
+    return _make_trigger_id(component_id, "events")
 
 
 def widget_key(widget_id: str) -> str:
@@ -80,8 +95,10 @@ class ProtocolSession:
         # The handshake's extra headers (e.g. a forged X-Forwarded-For), and the loopback address to connect
         # from (any 127.x.y.z: another computer, as a proxy counts addresses).
         self.headers, self.source = dict(headers or {}), source
-        self.auto_reruns = auto_reruns  # rerun each run_every fragment every interval, as the frontend does
+        self.auto_reruns = auto_reruns  # rerun each run_every fragment every interval, follow a live class
         self.timers: dict[str, tuple[float, asyncio.Task]] = {}  # by fragment id: (interval, its timer)
+        self.follower: asyncio.Task | None = None  # reading a live class's version (ui/follow.js)
+        self.version_reads = 0
         self.cache: dict[str, ForwardMsg] = {}
         self.page_hash = ""
         self.widgets: dict[str, WidgetState] = {}  # by widget id, from the last finished run
@@ -127,6 +144,7 @@ class ProtocolSession:
                 self.running_fragment = next(iter(msg.metadata.run.fragment_ids), "")
                 if not self.running_fragment:  # as the frontend, a run of the page stops every timer
                     self._stop_timers(list(self.timers))
+                    self._stop_following()
             self.page_hash = msg.new_session.page_script_hash or self.page_hash
             self.session_id = msg.new_session.initialize.session_id or self.session_id
             kept = [i for i, f in enumerate(self.element_fragments) if self.running_fragment not in ("", f)]
@@ -149,7 +167,11 @@ class ProtocolSession:
                 self.exceptions += 1
             self.elements.append(element)
             self.element_fragments.append(msg.delta.fragment_id)
-            if element.WhichOneof("type") == "bidi_component":
+            if element.WhichOneof("type") == "bidi_component" and is_follower(element.bidi_component):
+                if self.auto_reruns:
+                    self._stop_following()
+                    self.follower = asyncio.get_running_loop().create_task(self._follow(element.bidi_component))
+            elif element.WhichOneof("type") == "bidi_component":
                 self.component_fragment = msg.delta.fragment_id
                 self._take_component(element.bidi_component)
             found = widget_state(element, self.remembered)
@@ -199,6 +221,44 @@ class ProtocolSession:
             while True:
                 await asyncio.sleep(interval)
                 await self.send_auto_rerun(fragment_id)
+
+    def _stop_following(self) -> None:
+        if self.follower is not None:
+            self.follower.cancel()
+            self.follower = None
+
+    async def _follow(self, component) -> None:
+        """As ``ui/follow.js``: read the version about every ``every`` s on one kept-alive connection (the
+        handshake's cookie: a cluster's affinity); when it is not ``seen``, ask for a run (again after
+        ``retry`` s if none came)."""
+        data = json.loads(component.json)
+        connection = http.client.HTTPConnection("localhost", self.port, timeout=30,
+                                                source_address=(self.source, 0) if self.source else None)
+        headers = {k: v for k, v in self.headers.items() if k.lower() == "cookie"}
+
+        def read() -> object:
+            try:
+                connection.request("GET", data["url"], headers=headers)
+                return json.loads(connection.getresponse().read())["version"]
+            except (OSError, http.client.HTTPException, ValueError):
+                connection.close()  # (reopened by the next request)
+                return data["seen"]
+
+        wait = data["every"] * random.uniform(1 - data["spread"], 1 + data["spread"])
+        try:
+            while True:
+                await asyncio.sleep(wait)
+                version = await asyncio.to_thread(read)
+                self.version_reads += 1
+                wait = data["every"] * random.uniform(1 - data["spread"], 1 + data["spread"])
+                if version != data["seen"]:
+                    moved = WidgetState(id=trigger_id(component.id),
+                                        json_trigger_value=json.dumps([{"event": "moved", "value": version}]))
+                    with contextlib.suppress(websockets.ConnectionClosed):
+                        await self.send_rerun(extra=(moved,))
+                    wait = data["retry"]
+        finally:
+            connection.close()
 
     async def send_auto_rerun(self, fragment_id: str) -> None:
         """A fragment's timed rerun request, as the frontend sends it (every widget's value, the URL)."""
@@ -262,7 +322,7 @@ class ProtocolSession:
         query = dict(urllib.parse.parse_qsl(self.query, keep_blank_values=True))
         instant = {k: v for k, v in (changes or {}).items() if k in INSTANT}
         component = next((e.bidi_component.id for e in self.finished_elements or self.elements
-                          if e.WhichOneof("type") == "bidi_component"), None)
+                          if e.WhichOneof("type") == "bidi_component" and not is_follower(e.bidi_component)), None)
         if instant and component and self.view is not None:  # as the browser reports a change
             self.view = {**self.view, **instant}
             state = WidgetState(id=component, json_value=json.dumps({"view": self.view}))
@@ -322,6 +382,7 @@ class ProtocolSession:
 
     async def close(self) -> None:
         self._stop_timers(list(self.timers))
+        self._stop_following()
         with contextlib.suppress(TimeoutError, websockets.WebSocketException, OSError):
             await asyncio.wait_for(self.ws.close(), 5)
         if self._reader is not None:

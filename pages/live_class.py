@@ -8,7 +8,7 @@ import streamlit as st
 from server.class_store import STARTS_PER_HOUR, class_store
 from ui.chrome import app_address, chart, language
 from ui.class_views import answers_description, answers_figure, join_code_svg
-from ui.classroom import act, class_state, client_address, explanation, join_link, poll_interval, question_text
+from ui.classroom import POLL_SECONDS, act, class_state, client_address, explanation, join_link, question_text
 from ui.controls import BY_KEY, ExplorerState, explorer_query
 from ui.instant_explorer import INSTANT, instant_explorer, reported_view
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
@@ -106,7 +106,7 @@ def end_class() -> None:
     st.query_params.pop("class", None)
 
 
-@st.fragment(run_every=poll_interval())
+@st.fragment(run_every=POLL_SECONDS)
 def status(code: str, seen: int) -> None:
     """How many students are in, and during a question how many answered (never what), live; the page
     runs again when the class moved on in another of the teacher's tabs, or ended."""

@@ -21,7 +21,7 @@ command -v node >/dev/null && command -v npm >/dev/null || need nodejs npm
 # ESLint, pinned in package-lock.json, for the instant Explorer's browser side (ui/explorer/)
 [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --silent
 .venv/bin/python -m ruff check .
-npx --no-install eslint ui/explorer tests/js eslint.config.js
+npx --no-install eslint ui tests/js eslint.config.js
 if [ "${1:-}" = "--quick" ]; then
   shift
   exec .venv/bin/python -m pytest -n auto --dist loadfile tests/engine tests/views tests/app "$@"

@@ -1,5 +1,5 @@
-"""The app as its server serves it (``st.App``, Streamlit's public ASGI app): app.py and each WebSocket's
-message pacing (``fair_share.InboundLimit``)."""
+"""The app as its server serves it (``st.App``, Streamlit's public ASGI app): app.py, BlockStab's own
+routes (``server.routes``) and each WebSocket's message pacing (``fair_share.InboundLimit``)."""
 
 from pathlib import Path
 
@@ -7,5 +7,6 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from server.fair_share import InboundLimit
+from server.routes import ROUTES
 
-app = st.App(Path(__file__).resolve().parents[1] / "app.py", middleware=[Middleware(InboundLimit)])
+app = st.App(Path(__file__).resolve().parents[1] / "app.py", routes=ROUTES, middleware=[Middleware(InboundLimit)])

@@ -38,9 +38,6 @@ class ClassStore(Protocol):
     def read(self, code: str) -> LiveClass | None:
         """The class, or ``None`` if it has ended (or never was)."""
 
-    def version(self, code: str) -> int | None:
-        """The class's version alone (what a following page polls), ``None`` if it has ended."""
-
     def update(self, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveClass:
         """Apply ``change`` atomically and return the class it made; ``Refused("class.ended")``
         if there is no such class, and whatever ``change`` raises (nothing is then written)."""
@@ -84,10 +81,6 @@ class MemoryStore:
         with self._lock:
             return self._live(code)
 
-    def version(self, code: str) -> int | None:
-        record = self.read(code)
-        return None if record is None else record.version
-
     def update(self, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveClass:
         with self._lock:
             record = self._live(code)
@@ -113,10 +106,9 @@ class MemoryStore:
 
 
 class RedisStore:
-    """Redis (or Valkey): a class is one JSON value and its version a second key, both expiring
-    :data:`IDLE_SECONDS` after the last change; a change is an optimistic transaction (``WATCH``,
-    then ``MULTI``/``EXEC``, again if another process wrote meanwhile), so the changes themselves
-    stay the pure functions of ``ui.live_class``, written once."""
+    """Redis (or Valkey): a class is one JSON value, expiring :data:`IDLE_SECONDS` after the last change; a
+    change is an optimistic transaction (``WATCH``, then ``MULTI``/``EXEC``, again if another process wrote
+    meanwhile), so the changes themselves stay the pure functions of ``ui.live_class``, written once."""
 
     def __init__(self, url: str, idle_seconds: int = IDLE_SECONDS, classes: int = CLASSES,
                  prefix: str = "blockstab:"):
@@ -126,14 +118,12 @@ class RedisStore:
         self.idle, self.most, self.prefix = int(idle_seconds), classes, prefix
         self.classes = f"{prefix}classes"  # a sorted set: each live code, scored by when it expires
 
-    def _keys(self, code: str) -> tuple[str, str]:
-        return f"{self.prefix}class:{code}", f"{self.prefix}version:{code}"
+    def _key(self, code: str) -> str:
+        return f"{self.prefix}class:{code}"
 
     def _write(self, pipe, record: LiveClass) -> None:
         """Queue the writes of ``record`` in ``pipe`` (after ``MULTI``)."""
-        record_key, version_key = self._keys(record.code)
-        pipe.set(record_key, json.dumps(as_json(record)), ex=self.idle)
-        pipe.set(version_key, record.version, ex=self.idle)
+        pipe.set(self._key(record.code), json.dumps(as_json(record)), ex=self.idle)
         pipe.zadd(self.classes, {record.code: time.time() + self.idle})
 
     def _transaction(self, work: Callable, *keys: str):
@@ -147,7 +137,7 @@ class RedisStore:
                     continue
 
     def create(self, record: LiveClass) -> bool:
-        record_key, _ = self._keys(record.code)
+        record_key = self._key(record.code)
         self.redis.zremrangebyscore(self.classes, "-inf", time.time())  # the ended classes go
 
         def work(pipe) -> bool:
@@ -163,15 +153,11 @@ class RedisStore:
         return self._transaction(work, self.classes, record_key)
 
     def read(self, code: str) -> LiveClass | None:
-        value = self.redis.get(self._keys(code)[0])
+        value = self.redis.get(self._key(code))
         return None if value is None else from_json(json.loads(value))
 
-    def version(self, code: str) -> int | None:
-        value = self.redis.get(self._keys(code)[1])
-        return None if value is None else int(value)
-
     def update(self, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveClass:
-        record_key, _ = self._keys(code)
+        record_key = self._key(code)
 
         def work(pipe) -> LiveClass:
             value = pipe.get(record_key)
@@ -187,7 +173,7 @@ class RedisStore:
 
     def end(self, code: str) -> None:
         with self.redis.pipeline() as pipe:
-            pipe.delete(*self._keys(code))
+            pipe.delete(self._key(code))
             pipe.zrem(self.classes, code)
             pipe.execute()
 
@@ -198,6 +184,13 @@ class RedisStore:
             pipe.expire(window, seconds)
             count, _ = pipe.execute()
         return count <= most
+
+
+def followed(store: ClassStore, code: str, student: str) -> int | None:
+    """The class's version, as a student's page polls it: ``None`` if the class has ended or ``student``
+    is not in it (so the poll tells a stranger nothing, not even whether a code is live)."""
+    record = store.read(code)
+    return record.version if record is not None and student in record.students else None
 
 
 @functools.cache

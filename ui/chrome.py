@@ -51,7 +51,7 @@ APP_CSS = """<style>
   .st-key-figure_pair [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
   .st-key-figure_pair [data-testid="stColumn"] { flex: 1 1 100% !important; width: 100% !important; }
 }
-.st-key-tour_clicker, .st-key-phone_hint { display: none; }
+.st-key-tour_clicker, .st-key-phone_hint, .st-key-class_follower { display: none; }
 .st-key-class_code p { font-size: 1.5rem !important; line-height: 1.3; }
 .st-key-class_code strong { font-size: 3.5rem; letter-spacing: 0.15em; font-family: "Source Code Pro", monospace; }
 .st-key-editor_upload [data-testid="stFileUploaderDropzoneInstructions"] { display: none; }

@@ -1,18 +1,19 @@
 """A live class (``ui.live_class``) on the page, shared by the teacher's page (/class) and a student's
 (/join): a change applied in the store with its refusal as a message, the join link, the class's
-Explorer view, a question's words, and the poll that follows the class."""
+Explorer view, a question's words, and the polls that follow the class."""
 
 from __future__ import annotations
 
 import os
-import random
 from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from server.class_store import class_store
 from server.lan import students_address
+from server.routes import CLASS_VERSION
 
 from .chrome import app_address, on_phone
 from .controls import BY_KEY, CONTROLS, ExplorerState
@@ -21,8 +22,12 @@ from .live_class import LiveClass, Refused
 from .text import Text
 
 EXPLORER_KEYS = {control.key for control in CONTROLS}
-POLL_SECONDS = 1.0  # how often, on average, a page asks the store whether the class moved on (followed within 2 s)
-POLL_SPREAD = 0.3  # each run draws its page's poll interval from POLL_SECONDS ± this share (see poll_interval)
+POLL_SECONDS = 1.0  # how often, on average, a page asks whether the class moved on (followed within 2 s)
+POLL_SPREAD = 0.3  # a student's page waits POLL_SECONDS ± this share: a class's pages, which run at once after
+# a step, would otherwise keep polling (and running) at once
+RETRY_SECONDS = 10.0  # a student's page that asked for a run and got none asks again (its run may be slow)
+
+follower = st.components.v2.component("blockstab.follow", js=(Path(__file__).parent / "follow.js").read_text())
 
 
 def client_address() -> str:
@@ -73,18 +78,9 @@ def explanation(c: LiveClass, t: Text) -> None:
     st.markdown(t(f"ex.{QUESTIONS[c.question].id}.explain", **lesson_facts()))
 
 
-def poll_interval() -> float:
-    """A poll interval around POLL_SECONDS, drawn at each run: a page's timer restarts when the page runs, so
-    the class's pages, which all run at once after a step, would otherwise keep polling (and running) at once."""
-    return POLL_SECONDS * random.uniform(1 - POLL_SPREAD, 1 + POLL_SPREAD)
-
-
-def follow(code: str, seen: int | None) -> None:
-    """Poll the class's version alone (a fragment); when it is not ``seen`` (the class moved on, or ended),
-    run the page again."""
-    st.fragment(_moved_on, run_every=poll_interval())(code, seen)
-
-
-def _moved_on(code: str, seen: int | None) -> None:
-    if class_store().version(code) != seen:
-        st.rerun()
+def follow(code: str, me: str, seen: int) -> None:
+    """A student's page follows the class: the browser polls the class's version over HTTP
+    (``ui/follow.js``) and runs the page again when it is not ``seen`` (the class moved on, or ended)."""
+    url = CLASS_VERSION.format(code=code) + "?" + urlencode({"me": me})
+    follower(key="class_follower", data={"url": url, "seen": seen, "every": POLL_SECONDS, "spread": POLL_SPREAD,
+                                       "retry": RETRY_SECONDS}, on_moved_change=lambda: None)

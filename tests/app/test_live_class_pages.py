@@ -11,17 +11,20 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from starlette.requests import Request
+from starlette.routing import Match
 from streamlit.testing.v1 import AppTest
 
 from server import class_store as stores
+from server import routes
+from server.routes import CLASS_VERSION
 from support.explorer_view import component_data
 from support.pages import run_page
 from support.text import says
-from ui import classroom
 from ui.class_views import answers_description, answers_figure, join_code_svg
-from ui.controls import BY_KEY, CONTROLS, explorer_query
+from ui.controls import BY_KEY, CODE_ALPHABET, CONTROLS, explorer_query
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
-from ui.live_class import counts
+from ui.live_class import counts, new_student
 from ui.text import Text
 
 TEACHER, STUDENT = "pages/live_class.py", "pages/join_class.py"
@@ -294,13 +297,33 @@ def test_a_restarted_server_has_no_class_and_the_pages_say_so(lang, store):
     assert shows(student, lang, "class.ended")
 
 
-def test_pages_poll_at_intervals_drawn_around_the_mean_so_a_class_does_not_poll_in_step():
-    """Every run draws its page's poll interval: pages that ran together after a step then poll apart, and
-    the class's polls per second (its idle cost) stay those of the mean interval."""
-    drawn = [classroom.poll_interval() for _ in range(2000)]
-    mean, spread = classroom.POLL_SECONDS, classroom.POLL_SPREAD
-    low, high = mean * (1 - spread), mean * (1 + spread)
-    assert low <= min(drawn) and max(drawn) <= high
-    assert max(drawn) - min(drawn) > 0.9 * (high - low)
-    polls_per_second = sum(1 / d for d in drawn) / len(drawn)
-    assert polls_per_second == pytest.approx(1 / mean, rel=0.05)
+def polled(url: str) -> int | None:
+    """What the server's version route answers a student's page that polls ``url``."""
+    path, query = url.split("?")
+    scope = {"type": "http", "method": "GET", "path": path, "query_string": query.encode(), "headers": []}
+    match, child = routes.ROUTES[0].matches(scope)
+    assert match == Match.FULL
+    return json.loads(routes.class_version(Request({**scope, **child})).body)["version"]
+
+
+def test_a_students_page_polls_its_class_version_and_nothing_tells_a_stranger_more(store):
+    """The page mounts the browser's follower on the version it shows; the route it polls answers that
+    version until the teacher moves on, then the new one, and ``null`` once the class ended, as it
+    does for a student not in the class, a code that never was, or a malformed one."""
+    teacher, code = started("en")
+    student = joined(code, "en")
+    data = component_data(student, "blockstab.follow")
+    assert data["seen"] == store.read(code).version == polled(data["url"])
+    me = student.query_params["me"]
+    assert data["url"] == CLASS_VERSION.format(code=code) + f"?me={me}"
+    pick(teacher, "question")
+    assert polled(data["url"]) == store.read(code).version != data["seen"]  # the browser asks for a run
+    again(student)
+    assert component_data(student, "blockstab.follow")["seen"] == polled(data["url"])
+    stranger = new_student()
+    other = "".join(c for c in CODE_ALPHABET if c not in code)[:len(code)]
+    for url in (f"{CLASS_VERSION.format(code=code)}?me={stranger}", f"{CLASS_VERSION.format(code=other)}?me={me}",
+                f"{CLASS_VERSION.format(code='x<y')}?me={me}", CLASS_VERSION.format(code=code) + "?me="):
+        assert polled(url) is None
+    teacher.button(key="class_end").click().run()
+    assert store.read(code) is None and polled(data["url"]) is None

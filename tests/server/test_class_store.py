@@ -8,7 +8,7 @@ import time
 import pytest
 
 from benchmarks.local_server import ServerFailed, redis_server
-from server.class_store import MemoryStore, RedisStore
+from server.class_store import MemoryStore, RedisStore, followed
 from support import ROOT
 from ui.lessons import QUESTIONS
 from ui.live_class import Refused, answer, ask, join, new_code, new_key, new_student, start
@@ -43,12 +43,13 @@ def a_class(store) -> str:
 def test_a_class_is_kept_read_changed_and_ended(make_store):
     store = make_store()
     code = a_class(store)
-    assert store.read(code).code == code and store.version(code) == 0
-    student = new_student()
+    student, stranger = new_student(), new_student()
+    assert store.read(code).code == code and followed(store, code, student) is None  # not joined yet
     changed = store.update(code, lambda c: ask(join(c, student), 2))
-    assert store.read(code) == changed and store.version(code) == 1 == changed.version
+    assert store.read(code) == changed and followed(store, code, student) == 1 == changed.version
+    assert followed(store, code, stranger) is None and followed(store, "NOSUCH", student) is None
     store.end(code)
-    assert store.read(code) is None and store.version(code) is None
+    assert store.read(code) is None and followed(store, code, student) is None
     with pytest.raises(Refused) as refused:
         store.update(code, lambda c: c)
     assert refused.value.key == "class.ended"
@@ -83,7 +84,7 @@ def test_a_class_nobody_touches_ends_by_itself_and_a_touched_one_lives_on(make_s
         store.update(touched, lambda c: c)
         assert time.monotonic() < deadline, "the idle class never ended"
         time.sleep(0.1)
-    assert store.read(touched) is not None and store.version(idle) is None
+    assert store.read(touched) is not None
 
 
 def test_forty_students_answering_at_once_are_each_counted_once(make_store):
@@ -138,4 +139,4 @@ def test_two_app_processes_share_one_redis(redis_url):
     student = new_student()
     student_side.update(code, lambda c: join(c, student))
     teacher_side.update(code, lambda c: ask(c, 0))
-    assert student_side.version(code) == 1 and teacher_side.read(code).students == {student}
+    assert followed(student_side, code, student) == 1 and teacher_side.read(code).students == {student}

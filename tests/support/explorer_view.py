@@ -33,9 +33,12 @@ def bundle_files(data: dict) -> dict:
                                for name in index["built"]}}
 
 
-def component_data(at: AppTest) -> dict:
-    (element,) = at.get("bidi_component")
-    return json.loads(element.proto.bytes)
+def component_data(at: AppTest, name: str = "blockstab.instant") -> dict:
+    """The data of the page's one component ``name`` (the instant Explorer; a student's page also has
+    ``blockstab.follow``)."""
+    (element,) = [e for e in at.get("bidi_component") if e.proto.component_name.endswith(name)]
+    raw = element.proto.bytes or element.proto.json
+    return json.loads(raw)
 
 
 def view(at: AppTest) -> dict:

@@ -1,0 +1,79 @@
+// A live class's follower (ui/follow.js) with a stand-in server: when it reads the version, what it
+// asks for, and that a page unmounted stops reading.
+import assert from "node:assert/strict";
+import { mock, test } from "node:test";
+
+import follow from "../../ui/follow.js";
+
+const data = { url: "/api/class/ABCDE/version?me=x", seen: 3, every: 1, spread: 0.3, retry: 5 };
+
+function mounted(versions, random = 0.5) {
+  const reads = [], triggers = [];
+  globalThis.fetch = async (url) => {
+    reads.push(url);
+    const version = versions.shift();
+    if (version instanceof Error) throw version;
+    return { json: async () => ({ version }) };
+  };
+  mock.method(Math, "random", () => random);
+  const parentElement = {};
+  const unmount = follow({ data, parentElement, setTriggerValue: (name, value) => triggers.push([name, value]) });
+  return { reads, triggers, unmount, parentElement };
+}
+
+async function after(ms) { // move the clock on, then let the read's promises settle
+  mock.timers.tick(ms);
+  for (let i = 0; i < 5; i += 1) await new Promise((done) => setImmediate(done));
+}
+
+test("reads about every second, within the spread, and asks for nothing while the class stays", async (t) => {
+  for (const [random, wait] of [[0, 700], [0.999999, 1300]]) {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const page = mounted([3, 3], random);
+    await after(wait - 1);
+    assert.equal(page.reads.length, 0);
+    await after(1);
+    assert.deepEqual(page.reads, [data.url]);
+    await after(wait);
+    assert.equal(page.reads.length, 2);
+    assert.deepEqual(page.triggers, []);
+    page.unmount();
+    mock.timers.reset();
+    mock.restoreAll();
+  }
+  t.diagnostic("the first read and the next both wait every × (1 ± spread)");
+});
+
+test("a new version (or an ended class) asks for a run once, and again only after the retry", async () => {
+  mock.timers.enable({ apis: ["setTimeout"] });
+  const page = mounted([4, null, new Error("offline"), 3]); // (retry: 5 s here)
+  await after(1000);
+  assert.deepEqual(page.triggers, [["moved", 4]]);
+  await after(4999);
+  assert.equal(page.reads.length, 1);
+  await after(1);
+  assert.deepEqual(page.triggers, [["moved", 4], ["moved", null]]);
+  await after(5000); // a failed read: the next one tells
+  await after(1000);
+  assert.equal(page.reads.length, 4);
+  assert.equal(page.triggers.length, 2);
+  page.unmount();
+  mock.timers.reset();
+  mock.restoreAll();
+});
+
+test("a page run again restarts the reads on its version; an unmounted page reads no more", async () => {
+  mock.timers.enable({ apis: ["setTimeout"] });
+  const page = mounted([5, 5, 5]);
+  await after(900);
+  follow({ data: { ...data, seen: 5 }, parentElement: page.parentElement, setTriggerValue: () => assert.fail() });
+  await after(300); // the first mount's read would have been due: it was cancelled
+  assert.equal(page.reads.length, 0);
+  await after(700);
+  assert.equal(page.reads.length, 1);
+  page.unmount();
+  await after(10_000);
+  assert.equal(page.reads.length, 1);
+  mock.timers.reset();
+  mock.restoreAll();
+});
