@@ -229,31 +229,31 @@ class ProtocolSession:
 
     async def _follow(self, component) -> None:
         """As ``ui/follow.js``: read the version about every ``every`` s on one kept-alive connection (the
-        handshake's cookie: a cluster's affinity); when it is not ``seen``, ask for a run (again after
-        ``retry`` s if none came)."""
+        handshake's cookie: a cluster's affinity); when it is not ``seen`` or another process answered, ask
+        for a run (again after ``retry`` s if none came)."""
         data = json.loads(component.json)
         connection = http.client.HTTPConnection("localhost", self.port, timeout=30,
                                                 source_address=(self.source, 0) if self.source else None)
         headers = {k: v for k, v in self.headers.items() if k.lower() == "cookie"}
 
-        def read() -> object:
+        def read() -> dict:
             try:
                 connection.request("GET", data["url"], headers=headers)
-                return json.loads(connection.getresponse().read())["version"]
+                return json.loads(connection.getresponse().read())
             except (OSError, http.client.HTTPException, ValueError):
                 connection.close()  # (reopened by the next request)
-                return data["seen"]
+                return {"version": data["seen"], "process": data["process"]}
 
         wait = data["every"] * random.uniform(1 - data["spread"], 1 + data["spread"])
         try:
             while True:
                 await asyncio.sleep(wait)
-                version = await asyncio.to_thread(read)
+                answer = await asyncio.to_thread(read)
                 self.version_reads += 1
                 wait = data["every"] * random.uniform(1 - data["spread"], 1 + data["spread"])
-                if version != data["seen"]:
-                    moved = WidgetState(id=trigger_id(component.id),
-                                        json_trigger_value=json.dumps([{"event": "moved", "value": version}]))
+                if (answer.get("version"), answer.get("process")) != (data["seen"], data["process"]):
+                    event = [{"event": "moved", "value": answer.get("version")}]
+                    moved = WidgetState(id=trigger_id(component.id), json_trigger_value=json.dumps(event))
                     with contextlib.suppress(websockets.ConnectionClosed):
                         await self.send_rerun(extra=(moved,))
                     wait = data["retry"]

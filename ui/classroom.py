@@ -13,7 +13,7 @@ import streamlit as st
 
 from server.class_store import class_store
 from server.lan import students_address
-from server.routes import CLASS_VERSION
+from server.routes import CLASS_VERSION, PROCESS
 
 from .chrome import app_address, on_phone
 from .controls import BY_KEY, CONTROLS, ExplorerState
@@ -80,7 +80,9 @@ def explanation(c: LiveClass, t: Text) -> None:
 
 def follow(code: str, me: str, seen: int) -> None:
     """A student's page follows the class: the browser polls the class's version over HTTP
-    (``ui/follow.js``) and runs the page again when it is not ``seen`` (the class moved on, or ended)."""
+    (``ui/follow.js``) and runs the page again when it is not ``seen`` (the class moved on, or ended) or
+    another server process answers (this one is gone: a cluster's replica died)."""
     url = CLASS_VERSION.format(code=code) + "?" + urlencode({"me": me})
-    follower(key="class_follower", data={"url": url, "seen": seen, "every": POLL_SECONDS, "spread": POLL_SPREAD,
-                                       "retry": RETRY_SECONDS}, on_moved_change=lambda: None)
+    data = {"url": url, "seen": seen, "process": PROCESS, "every": POLL_SECONDS, "spread": POLL_SPREAD,
+            "retry": RETRY_SECONDS}
+    follower(key="class_follower", data=data, on_moved_change=lambda: None)

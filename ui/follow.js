@@ -1,21 +1,22 @@
 // A live class's student page follows the class (ui/classroom.py): about every `every` seconds (drawn
 // within ± `spread` of it each time, so that a class's pages do not ask at once) it reads the class's
-// version over HTTP (server/routes.py), and when it is not the one the page shows (`seen`), it asks
-// for a run of the page (again after `retry` seconds if no run mounted it again: a second request would
+// version over HTTP (server/routes.py), and when it is not the one the page shows (`seen`), or when
+// another server process answers than the one that drew the page (`process`: a cluster's replica died and
+// the page's session went with it), it asks for a run of the page (again after `retry` seconds if no run mounted it again: a second request would
 // stop a slow run and start it over). Nothing runs on the server between changes but that small read.
 
 const timers = new WeakMap(); // parentElement -> its pending read
 
 export default function follow({ data, parentElement, setTriggerValue }) {
-  const { url, seen, every, spread, retry } = data;
+  const { url, seen, process, every, spread, retry } = data;
   const later = () => every * 1000 * (1 - spread + 2 * spread * Math.random());
   const read = async () => {
     let wait = later();
     try {
       const response = await fetch(url, { cache: "no-store" });
-      const { version } = await response.json();
-      if (version !== seen) {
-        setTriggerValue("moved", version);
+      const answer = await response.json();
+      if (answer.version !== seen || answer.process !== process) {
+        setTriggerValue("moved", answer.version);
         wait = retry * 1000;
       }
     } catch {

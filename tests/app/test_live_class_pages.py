@@ -298,12 +298,15 @@ def test_a_restarted_server_has_no_class_and_the_pages_say_so(lang, store):
 
 
 def polled(url: str) -> int | None:
-    """What the server's version route answers a student's page that polls ``url``."""
+    """What the server's version route answers a student's page that polls ``url`` (the version; its
+    process is this one's)."""
     path, query = url.split("?")
     scope = {"type": "http", "method": "GET", "path": path, "query_string": query.encode(), "headers": []}
     match, child = routes.ROUTES[0].matches(scope)
     assert match == Match.FULL
-    return json.loads(routes.class_version(Request({**scope, **child})).body)["version"]
+    answer = json.loads(routes.class_version(Request({**scope, **child})).body)
+    assert answer["process"] == routes.PROCESS
+    return answer["version"]
 
 
 def test_a_students_page_polls_its_class_version_and_nothing_tells_a_stranger_more(store):
@@ -313,7 +316,7 @@ def test_a_students_page_polls_its_class_version_and_nothing_tells_a_stranger_mo
     teacher, code = started("en")
     student = joined(code, "en")
     data = component_data(student, "blockstab.follow")
-    assert data["seen"] == store.read(code).version == polled(data["url"])
+    assert data["seen"] == store.read(code).version == polled(data["url"]) and data["process"] == routes.PROCESS
     me = student.query_params["me"]
     assert data["url"] == CLASS_VERSION.format(code=code) + f"?me={me}"
     pick(teacher, "question")

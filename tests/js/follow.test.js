@@ -5,7 +5,7 @@ import { mock, test } from "node:test";
 
 import follow from "../../ui/follow.js";
 
-const data = { url: "/api/class/ABCDE/version?me=x", seen: 3, every: 1, spread: 0.3, retry: 5 };
+const data = { url: "/api/class/ABCDE/version?me=x", seen: 3, process: "p1", every: 1, spread: 0.3, retry: 5 };
 
 function mounted(versions, random = 0.5) {
   const reads = [], triggers = [];
@@ -13,7 +13,8 @@ function mounted(versions, random = 0.5) {
     reads.push(url);
     const version = versions.shift();
     if (version instanceof Error) throw version;
-    return { json: async () => ({ version }) };
+    return { json: async () => (Array.isArray(version) ? { version: version[0], process: version[1] }
+      : { version, process: "p1" }) };
   };
   mock.method(Math, "random", () => random);
   const parentElement = {};
@@ -57,6 +58,18 @@ test("a new version (or an ended class) asks for a run once, and again only afte
   await after(1000);
   assert.equal(page.reads.length, 4);
   assert.equal(page.triggers.length, 2);
+  page.unmount();
+  mock.timers.reset();
+  mock.restoreAll();
+});
+
+test("another server process answering (the page's replica died) asks for a run on the same version", async () => {
+  mock.timers.enable({ apis: ["setTimeout"] });
+  const page = mounted([3, [3, "p2"]]);
+  await after(1000);
+  assert.deepEqual(page.triggers, []);
+  await after(1000);
+  assert.deepEqual(page.triggers, [["moved", 3]]);
   page.unmount();
   mock.timers.reset();
   mock.restoreAll();
