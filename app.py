@@ -14,7 +14,7 @@ def route() -> None:
     import pandas  # noqa: F401
     import streamlit as st
 
-    from server.resume import RESUMED
+    from server.resume import RESUMED, RESUMED_STATES
     from ui.chrome import APP_ICON, app_chrome, language, query_problems, warn_about_url
     from ui.text import Text
 
@@ -55,7 +55,10 @@ def route() -> None:
         st.Page("pages/live_class.py", title=t("page.class"), icon=":material/co_present:", url_path="class"),
         st.Page("pages/join_class.py", title=t("page.join"), icon=":material/phone_iphone:", url_path="join"),
     ]
-    st.navigation(pages, position="sidebar").run()
+    try:
+        st.navigation(pages, position="sidebar").run()
+    finally:  # what a page came back with on a new session is read in its first run only (server/resume.py)
+        st.session_state.pop(RESUMED_STATES, None)
 
 
 if __name__ == "__main__":

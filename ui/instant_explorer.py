@@ -15,6 +15,7 @@ from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentM
 from streamlit.runtime import Runtime
 
 from server.bundles import build_around, bundle_url, bundles_folder, ensure
+from server.resume import resumed_state
 
 from .bundle import FIGURES, range_first, range_part, sentence_and_look
 from .controls import CONTROLS, Control, ExplorerState
@@ -35,9 +36,11 @@ component = st.components.v2.component("blockstab.instant", js=explorer_script()
 
 def reported_view() -> dict | None:
     """The view the browser last reported (the component's state; at its mount, the view it
-    opened on), or ``None`` before the component is mounted or when a value does not fit its
-    control: a script can send anything."""
+    opened on; on a page back on a new session, what it came back with), or ``None`` before the
+    component is mounted or when a value does not fit its control: a script can send anything."""
     state = st.session_state.get(KEY)
+    if state is None:
+        state = resumed_state(KEY)
     reported = state.get("view") if isinstance(state, Mapping) else None
     if isinstance(reported, Mapping) and all(c.accepts(reported.get(c.key)) for c in INSTANT):
         return {c.key: reported[c.key] for c in INSTANT}

@@ -12,11 +12,12 @@ import re
 
 import numpy as np
 import pytest
+from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.testing.v1 import AppTest
 
 from blockstab.block import STAGES
 from blockstab.lesson import COURSE_TABLE
-from server.resume import RESUMED
+from server.resume import RESUMED, RESUMED_STATES, component_states
 from support import APP
 from support.explorer_view import Control as InstantControl
 from support.explorer_view import component_data, shown
@@ -24,6 +25,7 @@ from support.pages import charts, decode, run_app, same_data, tables, url_warnin
 from support.text import opens_with, says
 from ui.controls import BY_KEY, CONTROLS, ExplorerState, check_query
 from ui.examples import plain_text
+from ui.instant_explorer import KEY
 from ui.text import LANGUAGES, Text
 from ui.verdicts import verdict
 from ui.views import explore
@@ -389,3 +391,28 @@ def test_the_new_session_line_moves_no_element_of_the_page():
     assert [i.value for i in resumed.info][:1] == [Text("en")("app.new_session")]
     assert not [i for i in plain.info if i.value == Text("en")("app.new_session")]
     assert places(resumed) == places(plain) != {}
+
+
+def test_an_explorer_back_on_a_new_session_keeps_the_touch_it_came_back_with():
+    """A page whose server process died comes back on a new session with its first touch (the Explorer's
+    state, server/resume.py): that view wins over the URL's and goes into the URL, for that run only; what a
+    browser sends that is not JSON counts as nothing. The component's id ends with its key, as the states'
+    keys are read (Streamlit 1.67)."""
+    touched = {c.key: getattr(ExplorerState(), c.key) for c in CONTROLS if c.instant} | {"residual": False}
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params.update(lang="en")
+    at.session_state[RESUMED] = True
+    (element,) = run_app(lang="en").get("bidi_component")
+    request = ClientState()
+    request.widget_states.widgets.add(id=element.proto.id, json_value=json.dumps({"view": touched}))
+    request.widget_states.widgets.add(id="$$ID-0-projector", bool_value=True)
+    at.session_state[RESUMED_STATES] = component_states(request)
+    assert at.session_state[RESUMED_STATES] == {KEY: json.dumps({"view": touched})}
+    at.run()
+    assert at.query_params["residual"] == "false" and component_data(at)["view"] == touched
+    assert RESUMED_STATES not in at.session_state
+    broken = AppTest.from_file(str(APP), default_timeout=60)
+    broken.query_params.update(lang="en")
+    broken.session_state[RESUMED_STATES] = {KEY: "{not json"}
+    broken.run()
+    assert not broken.exception and "residual" not in broken.query_params
