@@ -381,7 +381,7 @@ def main() -> None:
     args = parser.parse_args()
     extra = tuple(x for o in args.ours_option for x in ("--" + o.split("=", 1)[0], o.split("=", 1)[1]))
     h.use_app_root(args.app_root)
-    en = json.loads((h.APP_ROOT / "ui" / "locales" / "en.json").read_text(encoding="utf-8"))
+    en = h.app_catalog()
     parts = set(args.only or ["widgets", "scrub", "loads"])
     args.n = max(1, min(args.n, 60))  # depth_walk walks up from 24; 100 is the slider's end
     h.check_chromium()

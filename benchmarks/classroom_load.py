@@ -404,7 +404,7 @@ def main() -> None:
                         help="a Streamlit option for the server, e.g. runner.postScriptGC=false (repeatable)")
     args = parser.parse_args()
     h.use_app_root(args.app_root)
-    en = json.loads((h.APP_ROOT / "ui" / "locales" / "en.json").read_text(encoding="utf-8"))
+    en = h.app_catalog()
     LABELS.update(residual=en["control.residual"], norm=en["control.norm"], depth=en["control.depth"])
     args.sessions = max(1, min(args.sessions, 200))
     args.browser_sessions = max(0, min(args.browser_sessions, args.sessions))

@@ -240,6 +240,11 @@ def use_app_root(path: Path | None) -> Path:
     return APP_ROOT
 
 
+def app_catalog(lang: str = "en") -> dict[str, str]:
+    """The measured app's catalog in ``lang`` (the labels its pages show, to find controls by)."""
+    return json.loads((APP_ROOT / "ui" / "locales" / f"{lang}.json").read_text(encoding="utf-8"))
+
+
 def git_state(path: Path) -> str:
     """Commit and dirtiness of ``path`` (read-only git calls), or what the snapshot says."""
     try:

@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import random
 import re
@@ -575,7 +574,7 @@ def explorer_latency(base: str, n: int) -> dict:
     the server at ``base``, in a Chromium of their own, on a thread of their own (the class goes on)."""
     from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only a run needs it
 
-    en = json.loads((h.APP_ROOT / "ui" / "locales" / "en.json").read_text(encoding="utf-8"))
+    en = h.app_catalog()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=h.CHROMIUM, args=[*h.CHROMIUM_ARGS, LOCAL_ONLY])
         app = browser_latency.App("ours", base, browser_latency.ours_labels(en), browser)
