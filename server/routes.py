@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from ui.controls import BY_KEY
 
+from .bundles import ROUTE, bundles_folder
 from .class_store import class_store, followed
 
+BUNDLE_FILE = re.compile(r"[0-9a-f]{32}-(index|[a-z0-9-]+)\.js")  # server.bundles.file_name's
 CLASS_VERSION = "/api/class/{code}/version"  # ?me=<the student's token>: what a student's page polls
 PROCESS = secrets.token_hex(8)  # this server process: a page polling another (its replica died) runs again
 
@@ -26,4 +30,19 @@ def class_version(request: Request) -> JSONResponse:
     return JSONResponse({"version": version, "process": PROCESS}, headers={"Cache-Control": "no-store"})
 
 
-ROUTES = [Route(CLASS_VERSION, class_version, methods=["GET"])]
+async def bundle_file(request: Request) -> Response:
+    """A bundle's file (``server.bundles``), compressed on the way by Streamlit's middleware. A part never
+    changes under its name, so the browser keeps it; the index lists the parts built so far, so it is
+    asked for afresh."""
+    name = request.path_params["name"]
+    if not (found := BUNDLE_FILE.fullmatch(name)):
+        return PlainTextResponse("not found", 404)
+    try:
+        body = await run_in_threadpool((bundles_folder() / name).read_bytes)
+    except FileNotFoundError:  # not built yet, let go, or named by no session of this process
+        return PlainTextResponse("not found", 404)
+    kept = "no-cache" if found[1] == "index" else "public, max-age=31536000, immutable"
+    return Response(body, media_type="text/javascript", headers={"Cache-Control": kept})
+
+
+ROUTES = [Route(CLASS_VERSION, class_version, methods=["GET"]), Route(ROUTE + "{name}", bundle_file, methods=["GET"])]

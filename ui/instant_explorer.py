@@ -1,6 +1,6 @@
 """The instant Explorer's Streamlit side: it registers the component (``ui/explorer/``), serves the
-app's copy of Plotly.js and the bundles' files (``server.bundles``), has the parts a view needs
-built, mounts the component with its data (``ui.instant``: never a figure) and takes the view the
+app's copy of Plotly.js, has the parts of a view's bundle built (``server.bundles``, served by
+``server.routes``), mounts the component with its data (``ui.instant``: never a figure) and takes the view the
 browser reports back into the session (the page then writes it to the URL)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import streamlit as st
 from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
 from streamlit.runtime import Runtime
 
-from server.bundles import build_around, bundle_url, bundles_folder, ensure
+from server.bundles import build_around, bundle_url, ensure
 from server.resume import resumed_state
 
 from .bundle import FIGURES, range_first, range_part, sentence_and_look
@@ -27,7 +27,6 @@ MOUNTED = "instant_mounted"  # (what the data was built for, the data as JSON in
 AROUND = "instant_built_around"  # what the bundle's ranges were last built around, in this session
 PLOTLY_ASSETS = "blockstab.plotly"  # Plotly.js, at PLOTLY_URL
 PLOTLY_URL = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js"
-BUNDLE_ASSETS = "blockstab.bundles"  # the bundles' files, at server.bundles.ROUTE
 INSTANT = tuple(c for c in CONTROLS if c.instant)
 
 component = st.components.v2.component("blockstab.instant", js=explorer_script(),
@@ -53,7 +52,7 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text, lea
     is built after every other element of the page is sent (the browser shows the block faded and
     reads the bundle's index until the range is listed). Call it last in its fragment. A new
     ``lead`` (a live class) moves the mounted Explorer to ``state``'s view."""
-    _register_assets()
+    _register_plotly()
     mounted = st.session_state.get(KEY) is not None
     if mounted and reported_view() is None:
         st.warning(t("explorer.instant_refused"), icon=":material/block:")
@@ -81,17 +80,11 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text, lea
         st.session_state[AROUND] = look, lang, first
 
 
-def _register_assets() -> None:
-    """Serve from this app (no CDN) the installed ``plotly`` package's Plotly.js and the bundles'
-    files: manifest entries whose asset directories are the package's ``package_data`` and the
-    bundles' folder."""
+def _register_plotly() -> None:
+    """Serve from this app (no CDN) the installed ``plotly`` package's Plotly.js: a manifest entry whose
+    asset directory is the package's ``package_data``."""
     registry = Runtime.instance().bidi_component_registry
     if registry.get(PLOTLY_ASSETS) is None:
         manifest = ComponentManifest(name="blockstab", version="1",
                                      components=[ComponentConfig("plotly", "package_data")])
         registry.register_from_manifest(manifest, Path(plotly.__file__).parent)
-    if registry.get(BUNDLE_ASSETS) is None:
-        folder = bundles_folder()
-        manifest = ComponentManifest(name="blockstab", version="1",
-                                     components=[ComponentConfig("bundles", folder.name)])
-        registry.register_from_manifest(manifest, folder.parent)

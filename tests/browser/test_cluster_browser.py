@@ -157,7 +157,7 @@ def test_the_explorer_a_block_range_and_an_upload_stay_on_one_replica_behind_hap
     failed, fetched = [], []
     page.on("response", lambda r: r.status >= 400 and not PROBE.match(urlsplit(r.url).path)
             and failed.append(f"{r.status} {r.url}"))
-    page.on("response", lambda r: "/blockstab.bundles/" in r.url
+    page.on("response", lambda r: "/api/bundles/" in r.url
             and fetched.append((r.url.rsplit("-", 1)[1], r.status)))
     open_app(page, f"{cluster.base}/explore?lang=en&depth=30")
     mine = replica_of(page)

@@ -198,7 +198,7 @@ def test_a_jump_to_a_range_built_is_read_from_the_app_with_no_rerun(page, fresh_
     app_url, _ = fresh_app_server
     held = hold_the_websocket(page)
     fetched = []
-    page.on("response", lambda r: "/blockstab.bundles/" in r.url
+    page.on("response", lambda r: "/api/bundles/" in r.url
             and fetched.append((r.url.rsplit("-", 1)[1], r.status)))
     open_app(page, f"{app_url}/?lang=en&scenario=confirmed&norm_kind=layernorm&placement=pre&depth=100")
     deadline = time.monotonic() + 300  # a wait, not a budget: a loaded machine builds slowly
