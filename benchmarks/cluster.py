@@ -34,7 +34,8 @@ join limits raised, as every session here comes from 127.0.0.1; stopped with SIG
    reconnect as Streamlit 1.67's code does it (wait 250-500 ms, ping /_stcore/health and host-config
    with the cookie, backing off; open a new WebSocket with the cookie HAProxy gave back; ask for a run of
    the page with the old widget values only when the frontend would: a page whose last run was a
-   fragment's, or that polls). The students answer a question; replica 1 is SIGKILLed. Per affected
+   fragment's, or that polls; a student's page asks when its poll of the class's version is answered by
+   another process, ``ui/follow.js``). The students answer a question; replica 1 is SIGKILLed. Per affected
    session: the time from the kill to its new WebSocket being open on replica 2, and to the first run
    there having finished with the "new session" line and the view of its URL (an Explorer: the same URL
    and the instant Explorer's view equal to it; a student: the class's question with its own answer
@@ -76,7 +77,7 @@ import websockets
 from benchmarks import classroom_load, live_class, local_server
 from benchmarks import harness as h
 from benchmarks.local_server import free_port
-from benchmarks.protocol_client import INSTANT, ProtocolSession
+from benchmarks.protocol_client import FINISHED_OK, INSTANT, ProtocolSession
 from server.class_store import RedisStore
 from ui.lessons import QUESTIONS
 from ui.live_class import counts
@@ -215,7 +216,7 @@ def read_log(lines: list[str], killed: int | None = None) -> dict:
                 else:
                     out["misrouted"] += 1
                     out["misrouted_lines"].append(line[-300:])
-        if status == 404 and "/blockstab.bundles/" in match["request"]:
+        if status == 404 and "/api/bundles/" in match["request"]:
             out["bundle_404"] += 1  # a fetch that reached a replica without its session (named by another's key)
         if int(match["timers"].split("/")[3]) > 1000:
             out["slow_answers"] += 1  # a replica that took over a second to answer (e.g. its health check)
@@ -549,12 +550,17 @@ async def protocol_back(session, killed_at: float, rng: random.Random) -> dict:
     else:
         return out | {"error": "no socket"}
     out["asked_for_a_run"] = would_run
-    if not would_run:
+    follows = session.follower is not None  # a live class's student: its poll reaches the live process, which asks
+    if not (would_run or follows):
         out["back_s"] = out["socket_s"]  # the page keeps showing its view; the next touch runs it whole
         return out
     session.elements, session.element_fragments = [], []
     try:
-        await session.rerun(timeout=max(1.0, deadline - time.monotonic()))
+        timeout = max(1.0, deadline - time.monotonic())
+        if would_run:
+            await session.rerun(timeout=timeout)
+        elif (status := await session.next_run(timeout)) not in FINISHED_OK:
+            raise RuntimeError(f"script finished with status {status}")
     except Exception as error:  # noqa: BLE001 - counted
         return out | {"error": f"{type(error).__name__}: {error}"[:200]}
     out["back_s"] = time.time() - killed_at
@@ -991,7 +997,7 @@ def main() -> None:
     parser.add_argument("--app-root", type=Path, help="measure the app in this checkout / snapshot (with its .venv)")
     args = parser.parse_args()
     h.use_app_root(args.app_root)
-    en = json.loads((h.APP_ROOT / "ui" / "locales" / "en.json").read_text(encoding="utf-8"))
+    en = h.app_catalog()
     classroom_load.LABELS.update(residual=en["control.residual"], norm=en["control.norm"], depth=en["control.depth"])
     args.sessions = [max(1, min(n, 200)) for n in args.sessions]
     args.kill_sessions = max(2, min(args.kill_sessions, 100))

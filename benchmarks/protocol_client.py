@@ -14,6 +14,7 @@ timers do (the teacher's page of a live class), and follows a live class as a st
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import http.client
 import json
@@ -35,6 +36,9 @@ FINISHED_OK = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RU
 # reports them as the component's state, the whole view at once (ui/explorer/main.js).
 INSTANT = ("residual", "norm", "norm_kind", "placement", "depth", "block", "focus")
 FOLLOWER = "blockstab.follow"  # a live class's follower (ui/follow.js), the other component a page may have
+# Each follower's reads, on a thread of its own: a phone's read never waits behind another's (asyncio's
+# default pool has a handful of threads, where 40 readers would wait for one another).
+READERS = concurrent.futures.ThreadPoolExecutor(max_workers=256, thread_name_prefix="follow")
 
 
 def is_follower(component) -> bool:
@@ -248,7 +252,7 @@ class ProtocolSession:
         try:
             while True:
                 await asyncio.sleep(wait)
-                answer = await asyncio.to_thread(read)
+                answer = await asyncio.get_running_loop().run_in_executor(READERS, read)
                 self.version_reads += 1
                 wait = data["every"] * random.uniform(1 - data["spread"], 1 + data["spread"])
                 if (answer.get("version"), answer.get("process")) != (data["seen"], data["process"]):
@@ -305,6 +309,11 @@ class ProtocolSession:
         if status not in FINISHED_OK:
             raise RuntimeError(f"script finished with status {status}")
         return elapsed
+
+    async def next_run(self, timeout: float = 30.0) -> int:
+        """Wait for the next run to finish (one asked for by the page itself, e.g. its follower): its status."""
+        self._finished = asyncio.get_running_loop().create_future()
+        return await asyncio.wait_for(self._finished, timeout)
 
     async def send_rerun(self, changes: dict[str, object] | None = None, extra: tuple[WidgetState, ...] = ()) -> None:
         """Send a rerun request without waiting for its run (as a browser does for each change); the

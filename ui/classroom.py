@@ -25,7 +25,7 @@ EXPLORER_KEYS = {control.key for control in CONTROLS}
 POLL_SECONDS = 1.0  # how often, on average, a page asks whether the class moved on (followed within 2 s)
 POLL_SPREAD = 0.3  # a student's page waits POLL_SECONDS ± this share: a class's pages, which run at once after
 # a step, would otherwise keep polling (and running) at once
-RETRY_SECONDS = 10.0  # a student's page that asked for a run and got none asks again (its run may be slow)
+RETRY_SECONDS = 3.0  # a student's page that asked for a run and got none (asked while its socket was down) asks again
 
 follower = st.components.v2.component("blockstab.follow", js=(Path(__file__).parent / "follow.js").read_text())
 
