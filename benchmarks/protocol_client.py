@@ -248,13 +248,16 @@ class ProtocolSession:
                 connection.close()  # (reopened by the next request)
                 return {"version": data["seen"], "process": data["process"]}
 
-        wait = data["every"] * random.uniform(1 - data["spread"], 1 + data["spread"])
+        def interval() -> float:
+            return data["every"] * random.uniform(1 - data["spread"], 1 + data["spread"])
+
+        wait = interval()
         try:
             while True:
                 await asyncio.sleep(wait)
                 answer = await asyncio.get_running_loop().run_in_executor(READERS, read)
                 self.version_reads += 1
-                wait = data["every"] * random.uniform(1 - data["spread"], 1 + data["spread"])
+                wait = interval()
                 if (answer.get("version"), answer.get("process")) != (data["seen"], data["process"]):
                     event = [{"event": "moved", "value": answer.get("version")}]
                     moved = WidgetState(id=trigger_id(component.id), json_trigger_value=json.dumps(event))

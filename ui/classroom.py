@@ -27,7 +27,8 @@ POLL_SPREAD = 0.3  # a student's page waits POLL_SECONDS ± this share: a class'
 # a step, would otherwise keep polling (and running) at once
 RETRY_SECONDS = 3.0  # a student's page that asked for a run and got none (asked while its socket was down) asks again
 
-follower = st.components.v2.component("blockstab.follow", js=(Path(__file__).parent / "follow.js").read_text())
+FOLLOW_JS = Path(__file__).parent / "follow.js"
+follower = st.components.v2.component("blockstab.follow", js=FOLLOW_JS.read_text(encoding="utf-8"))
 
 
 def client_address() -> str:
