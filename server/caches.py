@@ -4,6 +4,7 @@ Streamlit caches)."""
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
@@ -22,8 +23,9 @@ from ui.views.tables import stage_csv
 from .bundles import part_text
 
 # Bounded caches shared by every page and session. Engine results are read-only arrays; figures
-# are only read by st.plotly_chart. Building a figure (Plotly's validation) costs far more than
-# the engine, so a class clicking through the same views pays for each figure once.
+# are only read by st.plotly_chart (never changed once cached). Building a figure (Plotly's
+# validation) costs far more than the engine, so a class clicking through the same views pays for
+# each figure once.
 explore_cached = st.cache_resource(max_entries=256, show_spinner=False)(explore)
 
 
@@ -35,7 +37,15 @@ def figure_cached(name: str, state: ExplorerState, lang: str):
 
 @st.cache_resource(max_entries=96, show_spinner=False)
 def _built_figure(name: str, state: ExplorerState, lang: str):
-    return FIGURES[name](state, explore_cached(state), Text(lang))
+    return kept_as_built(FIGURES[name](state, explore_cached(state), Text(lang)))
+
+
+def kept_as_built(figure: go.Figure) -> go.Figure:
+    """``figure``, which is never changed again, with its dict made once: ``st.plotly_chart`` asks for
+    ``to_dict()`` on every run that draws it: a deep copy and base64 of every array."""
+    built = figure.to_dict()
+    figure.to_dict = lambda: built  # (a Plotly figure lets its own attributes be set)
+    return figure
 
 
 def description(name: str, state: ExplorerState, lang: str) -> str:
@@ -89,8 +99,8 @@ def real_comparison(sentence: str, ablation: Ablation) -> Comparison:
 def real_figures(sentence: str, ablation: Ablation, lang: str, projector: bool, phone: bool) -> tuple:
     """The page's three figures, built once for a class (about 2 ms: they skip Plotly's validation)."""
     c, t = real_comparison(sentence, ablation), Text(lang)
-    return (layers_figure(c, t, projector, phone), meaning_figure(c, t, projector),
-            projection_figure(c, t, projector, phone))
+    return tuple(map(kept_as_built, (layers_figure(c, t, projector, phone), meaning_figure(c, t, projector),
+                                     projection_figure(c, t, projector, phone))))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
