@@ -2,14 +2,17 @@
 // within ± `spread` of it each time, so that a class's pages do not ask at once) it reads the class's
 // version over HTTP (server/routes.py), and when it is not the one the page shows (`seen`), or when
 // another server process answers than the one that drew the page (`process`: a cluster's replica died and
-// the page's session went with it), it asks for a run of the page (again after `retry` seconds if no run mounted it again: a second request would
-// stop a slow run and start it over). Nothing runs on the server between changes but that small read.
+// the page's session went with it), it asks for a run of the page. If no run mounts it again (the request
+// was sent while the socket was down), it asks again after `retry` seconds, then twice as long each time: a
+// request stops a run still going on a busy server and starts it over. Nothing runs on the server between
+// changes but that small read.
 
 const timers = new WeakMap(); // parentElement -> its pending read
 
 export default function follow({ data, parentElement, setTriggerValue }) {
   const { url, seen, process, every, spread, retry } = data;
   const later = () => every * 1000 * (1 - spread + 2 * spread * Math.random());
+  let backoff = retry * 1000;
   const read = async () => {
     let wait = later();
     try {
@@ -17,7 +20,8 @@ export default function follow({ data, parentElement, setTriggerValue }) {
       const answer = await response.json();
       if (answer.version !== seen || answer.process !== process) {
         setTriggerValue("moved", answer.version);
-        wait = retry * 1000;
+        wait = backoff;
+        backoff *= 2;
       }
     } catch {
       // the server is away for a moment: the next read tells

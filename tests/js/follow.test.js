@@ -45,7 +45,7 @@ test("reads about every second, within the spread, and asks for nothing while th
   t.diagnostic("the first read and the next both wait every × (1 ± spread)");
 });
 
-test("a new version (or an ended class) asks for a run once, and again only after the retry", async () => {
+test("a new version (or an ended class) asks for a run once, again only after the retry, then twice as late", async () => {
   mock.timers.enable({ apis: ["setTimeout"] });
   const page = mounted([4, null, new Error("offline"), 3]); // (retry: 5 s here)
   await after(1000);
@@ -54,7 +54,9 @@ test("a new version (or an ended class) asks for a run once, and again only afte
   assert.equal(page.reads.length, 1);
   await after(1);
   assert.deepEqual(page.triggers, [["moved", 4], ["moved", null]]);
-  await after(5000); // a failed read: the next one tells
+  await after(9999);
+  assert.equal(page.reads.length, 2);
+  await after(1); // a failed read: the next one tells
   await after(1000);
   assert.equal(page.reads.length, 4);
   assert.equal(page.triggers.length, 2);
