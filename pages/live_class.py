@@ -32,7 +32,7 @@ from ui.live_class import (
     start,
 )
 from ui.text import Text
-from ui.tour_step import tour_step
+from ui.tour_step import build_ahead, tour_step
 from ui.widgets import url_value
 
 t = Text(language())
@@ -41,6 +41,7 @@ store = class_store()
 CODE, KEY = "class_code", "class_key"  # this session's class and the teacher's key (never in a student's page)
 LED = "class_led"  # how many times the class's Explorer view was set here, not in the browser (show me)
 REPORTED = "class_reported"  # the view the teacher's browser last reported
+AHEAD = "class_ahead"  # (version, "due" | "built"): the next tour step's figures, for the class at that version
 
 
 def start_class() -> None:
@@ -120,6 +121,20 @@ def status(code: str, seen: int) -> None:
     st.subheader(line)
     if record.activity == "question" and record.refused:
         st.warning(t("class.refused", count=record.refused), icon=":material/block:")
+    next_step_ahead(record)
+
+
+def next_step_ahead(record: LiveClass) -> None:
+    """One poll after a tour step is shown (the class's runs of it are over), build the next step's figure:
+    built while the class runs that step, it held up every run that needed it."""
+    if record.activity != "tour" or record.step == len(TOUR) - 1 or st.session_state.get(AHEAD) == (
+            record.version, "built"):
+        return
+    if st.session_state.get(AHEAD) == (record.version, "due"):
+        build_ahead(TOUR[record.step + 1], projector)
+        st.session_state[AHEAD] = record.version, "built"
+    else:
+        st.session_state[AHEAD] = record.version, "due"
 
 
 @st.fragment

@@ -8,7 +8,7 @@ from server.caches import description, figure_cached
 
 from .chrome import chart, on_phone
 from .lessons import TourStep, lesson_facts
-from .text import Text
+from .text import LANGUAGES, Text
 from .widgets import open_in_explorer
 
 
@@ -27,3 +27,11 @@ def tour_step(step: TourStep, t: Text, projector: bool, example: Scenario = LESS
         chart(figure_cached(step.figure, shown, t.lang), t, key, description(step.figure, shown, t.lang))
         if example != LESSON:
             st.caption(t("example.text_is_the_lesson"))
+
+
+def build_ahead(step: TourStep, projector: bool) -> None:
+    """Build ``step``'s figure as a live class shows it (the teacher's page, and a student's page on a
+    computer or a phone, in either language), so that none of the class's runs waits to build it."""
+    for lang in LANGUAGES:
+        for shown in {step.state(projector), step.state(), step.state(phone=True)}:
+            figure_cached(step.figure, shown, lang)

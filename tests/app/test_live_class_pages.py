@@ -309,6 +309,20 @@ def polled(url: str) -> int | None:
     return answer["version"]
 
 
+def test_the_teachers_poll_after_a_tour_step_builds_the_next_steps_figure_once(store, monkeypatch):
+    teacher, _ = started("en")  # (on the tour's first step)
+    built = []
+    monkeypatch.setattr("ui.tour_step.build_ahead", lambda step, projector: built.append(step))
+    version = store.read(teacher.query_params["class"]).version
+    assert teacher.session_state["class_ahead"] == (version, "due") and not built  # the step's own run
+    again(teacher)  # (AppTest runs the whole page where the browser runs the status fragment)
+    assert teacher.session_state["class_ahead"] == (version, "built")
+    assert built == [TOUR[1]]
+    built.clear()
+    again(teacher)
+    assert not built
+
+
 def test_a_students_page_polls_its_class_version_and_nothing_tells_a_stranger_more(store):
     """The page mounts the browser's follower on the version it shows; the route it polls answers that
     version until the teacher moves on, then the new one, and ``null`` once the class ended, as it
