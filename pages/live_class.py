@@ -5,6 +5,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from server.caches import figure_cached
 from server.class_store import STARTS_PER_HOUR, class_store
 from ui.chrome import app_address, chart, language
 from ui.class_views import answers_description, answers_figure, join_code_svg
@@ -32,7 +33,7 @@ from ui.live_class import (
     start,
 )
 from ui.text import Text
-from ui.tour_step import build_ahead, tour_step
+from ui.tour_step import figures_ahead, tour_step
 from ui.widgets import url_value
 
 t = Text(language())
@@ -41,7 +42,7 @@ store = class_store()
 CODE, KEY = "class_code", "class_key"  # this session's class and the teacher's key (never in a student's page)
 LED = "class_led"  # how many times the class's Explorer view was set here, not in the browser (show me)
 REPORTED = "class_reported"  # the view the teacher's browser last reported
-AHEAD = "class_ahead"  # (version, "due" | "built"): the next tour step's figures, for the class at that version
+AHEAD = "class_ahead"  # (the class's version, the next tour step's figures this page has still to build)
 
 
 def start_class() -> None:
@@ -125,16 +126,15 @@ def status(code: str, seen: int) -> None:
 
 
 def next_step_ahead(record: LiveClass) -> None:
-    """One poll after a tour step is shown (the class's runs of it are over), build the next step's figure:
-    built while the class runs that step, it held up every run that needed it."""
-    if record.activity != "tour" or record.step == len(TOUR) - 1 or st.session_state.get(AHEAD) == (
-            record.version, "built"):
+    """From one poll after a tour step is shown (the class's runs of it are over), build one of the next
+    step's figures a poll: built while the class ran that step, a figure held up every run that needed it."""
+    if record.activity != "tour" or record.step == len(TOUR) - 1:
         return
-    if st.session_state.get(AHEAD) == (record.version, "due"):
-        build_ahead(TOUR[record.step + 1], projector)
-        st.session_state[AHEAD] = record.version, "built"
-    else:
-        st.session_state[AHEAD] = record.version, "due"
+    version, due = st.session_state.get(AHEAD, (None, []))
+    if version != record.version:
+        st.session_state[AHEAD] = record.version, figures_ahead(TOUR[record.step + 1], projector, t.lang)
+    elif due:
+        figure_cached(*due.pop(0))
 
 
 @st.fragment

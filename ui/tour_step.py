@@ -7,6 +7,7 @@ from blockstab.scenario import LESSON, Scenario
 from server.caches import description, figure_cached
 
 from .chrome import chart, on_phone
+from .controls import ExplorerState
 from .lessons import TourStep, lesson_facts
 from .text import LANGUAGES, Text
 from .widgets import open_in_explorer
@@ -29,9 +30,9 @@ def tour_step(step: TourStep, t: Text, projector: bool, example: Scenario = LESS
             st.caption(t("example.text_is_the_lesson"))
 
 
-def build_ahead(step: TourStep, projector: bool) -> None:
-    """Build ``step``'s figure as a live class shows it (the teacher's page, and a student's page on a
-    computer or a phone, in either language), so that none of the class's runs waits to build it."""
-    for lang in LANGUAGES:
-        for shown in {step.state(projector), step.state(), step.state(phone=True)}:
-            figure_cached(step.figure, shown, lang)
+
+def figures_ahead(step: TourStep, projector: bool, lang: str) -> list[tuple[str, ExplorerState, str]]:
+    """``step``'s figures as a live class shows it, as ``figure_cached``'s arguments: the teacher's page and a
+    student's page on a computer and on a phone, in ``lang`` first, then in the other language."""
+    shown = dict.fromkeys((step.state(projector), step.state(), step.state(phone=True)))
+    return [(step.figure, state, each) for each in sorted(LANGUAGES, key=lambda x: x != lang) for state in shown]

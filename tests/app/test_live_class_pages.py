@@ -26,6 +26,7 @@ from ui.controls import BY_KEY, CODE_ALPHABET, CONTROLS, explorer_query
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 from ui.live_class import counts, new_student
 from ui.text import Text
+from ui.tour_step import figures_ahead
 
 TEACHER, STUDENT = "pages/live_class.py", "pages/join_class.py"
 
@@ -309,18 +310,15 @@ def polled(url: str) -> int | None:
     return answer["version"]
 
 
-def test_the_teachers_poll_after_a_tour_step_builds_the_next_steps_figure_once(store, monkeypatch):
-    teacher, _ = started("en")  # (on the tour's first step)
+def test_the_teachers_polls_after_a_tour_step_build_the_next_steps_figures_one_a_poll(store, monkeypatch):
+    teacher, code = started("en")  # (on the tour's first step)
     built = []
-    monkeypatch.setattr("ui.tour_step.build_ahead", lambda step, projector: built.append(step))
-    version = store.read(teacher.query_params["class"]).version
-    assert teacher.session_state["class_ahead"] == (version, "due") and not built  # the step's own run
-    again(teacher)  # (AppTest runs the whole page where the browser runs the status fragment)
-    assert teacher.session_state["class_ahead"] == (version, "built")
-    assert built == [TOUR[1]]
-    built.clear()
-    again(teacher)
-    assert not built
+    monkeypatch.setattr("server.caches.figure_cached", lambda *figure: built.append(figure))
+    ahead = figures_ahead(TOUR[1], False, "en")
+    assert teacher.session_state["class_ahead"] == (store.read(code).version, ahead) and not built  # the step's run
+    for polls in range(1, len(ahead) + 2):  # (AppTest runs the whole page where the browser runs the fragment)
+        again(teacher)
+        assert built == ahead[:polls]
 
 
 def test_a_students_page_polls_its_class_version_and_nothing_tells_a_stranger_more(store):

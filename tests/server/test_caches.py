@@ -15,7 +15,7 @@ from server.caches import explore_cached, figure_cached, kept_as_built
 from ui.controls import ExplorerState
 from ui.lessons import TOUR
 from ui.text import LANGUAGES, Text
-from ui.tour_step import build_ahead
+from ui.tour_step import figures_ahead
 from ui.views import FIGURES
 
 
@@ -38,12 +38,15 @@ def test_streamlit_draws_a_kept_figure_from_its_dict_made_once():
     assert to_json.call_args.args[0] is built  # the dict kept, not a copy made anew
 
 
-@pytest.mark.parametrize("projector", [False, True])
-def test_a_tour_step_built_ahead_is_drawn_by_every_page_of_a_class_without_building(projector, monkeypatch):
+@pytest.mark.parametrize(("projector", "lang"), [(False, "en"), (True, "zh")])
+def test_a_tour_step_built_ahead_is_drawn_by_every_page_of_a_class_without_building(projector, lang, monkeypatch):
     step = TOUR[6]
+    ahead = figures_ahead(step, projector, lang)
+    assert ahead[0][2] == lang and len(ahead) == len(set(ahead)) == (3 if projector else 2) * len(LANGUAGES)
     caches._built_figure.clear()
-    build_ahead(step, projector)
+    for figure in ahead:
+        figure_cached(*figure)
     monkeypatch.setitem(caches.FIGURES, step.figure, mock.Mock(side_effect=AssertionError("built again")))
-    for lang in LANGUAGES:
+    for each in LANGUAGES:
         for shown in (step.state(projector), step.state(), step.state(phone=True)):
-            assert figure_cached(step.figure, shown, lang) is not None
+            assert figure_cached(step.figure, shown, each) is not None
