@@ -30,7 +30,6 @@ def tour_step(step: TourStep, t: Text, projector: bool, example: Scenario = LESS
             st.caption(t("example.text_is_the_lesson"))
 
 
-
 def figures_ahead(step: TourStep, projector: bool, lang: str) -> list[tuple[str, ExplorerState, str]]:
     """``step``'s figures as a live class shows it, as ``figure_cached``'s arguments: the teacher's page and a
     student's page on a computer and on a phone, in ``lang`` first, then in the other language."""
