@@ -70,6 +70,8 @@ def test_the_sidebar_the_help_and_a_charts_toolbar_by_keyboard(page, app_url):
     tab_to(page, ZH("control.projector"))
     page.keyboard.press("Space")
     page.wait_for_function("() => location.search.includes('projector=true')")
+    # The URL changes before the run that turns projector mode on; that run closes the sidebar.
+    page.wait_for_selector("[data-testid=stSidebar][data-collapsed=true]", state="attached")
     settled(page)
     walk(page, ZH("tour.next"))  # the sidebar, closed in projector mode, is out of the Tab order
 
