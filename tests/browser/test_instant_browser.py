@@ -427,8 +427,8 @@ COUNT_SHOWN_DRAWS = """() => { window.__shownDraws = 0; const react = window.Plo
   window.Plotly.react = (gd, ...rest) => {
     if (document.querySelector('.instant-explorer').contains(gd)) window.__shownDraws += 1;
     return react(gd, ...rest); }; }"""
-AHEAD_OF = """depth => { const e = document.querySelector('.instant-explorer');
-  return e.dataset.ahead && JSON.parse(e.dataset.ahead).depth === depth; }"""
+AHEAD_OF = """want => { const ahead = JSON.parse(document.querySelector('.instant-explorer').dataset.ahead || 'null');
+  return ahead && Object.entries(want).every(([key, value]) => ahead[key] === value); }"""  # its views beside drawn
 
 
 def test_the_next_depths_and_the_residual_flipped_are_drawn_ahead_so_those_steps_draw_nothing(page, app_url):
@@ -436,7 +436,7 @@ def test_the_next_depths_and_the_residual_flipped_are_drawn_ahead_so_those_steps
     the residual switch flipped: a step to one of them is a swap of charts drawn with the engine's
     numbers, and nothing is drawn on the page; another setting is drawn when asked for."""
     open_app(page, f"{app_url}/?lang=en")
-    page.wait_for_function(AHEAD_OF, arg=24)
+    page.wait_for_function(AHEAD_OF, arg={"depth": 24})
     page.evaluate(COUNT_SHOWN_DRAWS)
     slider = page.get_by_role("slider", name=Text("en")("control.depth"))
     for key, depth in (("ArrowRight", 25), ("ArrowRight", 26), ("ArrowLeft", 25), ("ArrowLeft", 24)):
@@ -445,7 +445,7 @@ def test_the_next_depths_and_the_residual_flipped_are_drawn_ahead_so_those_steps
         assert page.evaluate("() => window.__shownDraws") == 0
         assert page.evaluate(CHARTS_NOW + ".length") == 3
         assert_shows(page, ExplorerState(depth=depth))
-        page.wait_for_function(AHEAD_OF, arg=depth)
+        page.wait_for_function(AHEAD_OF, arg={"depth": depth})
     click_label(page, Text("en")("control.residual"))
     wait_for_view(page, residual=False)
     assert page.evaluate("() => window.__shownDraws") == 0
@@ -453,4 +453,23 @@ def test_the_next_depths_and_the_residual_flipped_are_drawn_ahead_so_those_steps
     click_label(page, Text("en")("control.norm"))  # another setting: not drawn ahead
     wait_for_view(page, residual=False, norm=False)
     assert page.evaluate("() => window.__shownDraws") == 3
+    assert_healthy(page)
+
+
+def test_a_walk_of_the_block_by_page_up_draws_its_next_step_ahead_in_the_next_range(page, app_url):
+    """After a PageUp on the block (ten blocks, into another range), the block ten further on is drawn
+    ahead once its range is read: a second PageUp is a swap of a chart drawn with the engine's numbers."""
+    open_app(page, f"{app_url}/?lang=en&block=2")
+    deadline = time.monotonic() + 300  # a wait, not a budget: the ranges beside are built after the page
+    while "blocks-21" not in parts_built(page, app_url) and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+    slider = page.get_by_role("slider", name=Text("en")("control.block"))
+    slider.press("PageUp")
+    wait_for_view(page, block=12)
+    page.wait_for_function(AHEAD_OF, arg={"block": 12})
+    page.evaluate(COUNT_SHOWN_DRAWS)
+    slider.press("PageUp")
+    wait_for_view(page, block=22)
+    assert page.evaluate("() => window.__shownDraws") == 0
+    assert_shows(page, ExplorerState(block=22))
     assert_healthy(page)

@@ -2,7 +2,7 @@
 // the notes and the numbers table, and the views a student most likely asks for next, drawn ahead.
 
 import { element, notes, numbersTable } from "./controls.js";
-import { applyCut, merge, select } from "./select.js";
+import { applyCut, merge, nextViews, select } from "./select.js";
 import { awaitRange, holdRange, loadPlotly } from "./store.js";
 const KEPT = 8; // drawn charts kept per place, the most recently shown first
 
@@ -91,11 +91,11 @@ export async function draw(mount, data) {
   }));
   mount.root.dataset.drawn = JSON.stringify(view); // what the browser tests wait for
   mount.root.dataset.drawnWidth = mount.root.clientWidth; // (and, after a resize, for this)
-  const ranges = mount.index.block_ranges; // the ranges beside, once built
+  const ranges = mount.index.block_ranges; // the ranges beside, once built, then the views drawn ahead
   const at = ranges.indexOf(range);
-  for (const beside of [ranges[at + 1], ranges[at - 1]]) if (beside) holdRange(mount, beside);
   const generation = mount.generation;
-  requestIdleCallback(() => drawAhead(mount, data, generation));
+  Promise.all([ranges[at + 1], ranges[at - 1]].filter(Boolean).map((beside) => holdRange(mount, beside)))
+    .then(() => requestIdleCallback(() => drawAhead(mount, data, generation)));
 }
 
 // After a change, one sentence in the live region for a screen reader: the control and its new value,
@@ -118,22 +118,13 @@ function announce(mount, data, headline) {
   }, ANNOUNCE_MS);
 }
 
-// In idle time after a draw, one chart per idle callback while nothing else happened: the charts of
-// the views a student most likely asks for next, drawn off the page at their place's width and
-// kept, so that view is a swap: one depth on either side (the way the depth last moved first), then,
-// once nothing has happened for SETTLED_MS (a pause, not a walk along depth), the residual switch
-// flipped (the classroom's first question).
-const SETTLED_MS = 500;
+const SETTLED_MS = 500; // the pause before a view of nextViews that waits for one is drawn ahead
 
+// In idle time after a draw, one chart per idle callback while nothing else happened: the charts of
+// nextViews, drawn off the page at their place's width and kept, so that view is a swap.
 async function drawAhead(mount, data, generation, settled = false) {
   if (generation !== mount.generation) return;
-  const view = mount.view;
-  const has = (key) => data.controls.find((spec) => spec.key === key);
-  const depth = has("depth");
-  const next = [view.depth + mount.step, view.depth - mount.step]
-    .filter((n) => depth && n >= depth.low && n <= depth.high).map((n) => [{ ...view, depth: n }, false]);
-  if (has("residual")) next.push([{ ...view, residual: !view.residual }, true]);
-  for (const [ahead, afterPause] of next) {
+  for (const [ahead, afterPause] of nextViews(data.controls, mount.view, mount.moved)) {
     const { of } = sources(mount, ahead);
     for (const name of ["depth", "readouts", "block"]) {
       const width = mount.parts.figures[name].clientWidth;
@@ -159,7 +150,7 @@ async function drawAhead(mount, data, generation, settled = false) {
       return;
     }
   }
-  mount.root.dataset.ahead = JSON.stringify(view); // the views beside it are drawn (browser tests)
+  mount.root.dataset.ahead = JSON.stringify(mount.view); // the views beside it are drawn (browser tests)
 }
 
 // Plotly's SVGs out of the accessibility tree: each chart's place is named by its description, and

@@ -26,10 +26,11 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
   if (!mount) {
     const root = element("div", { class: "instant-explorer" });
     parentElement.append(root);
-    mount = { root, view: { ...data.view }, kept: {}, step: 1, generation: 0, held: new Map(), loading: new Map() };
+    mount = { root, view: { ...data.view }, kept: {}, moved: ["depth", 1], generation: 0, held: new Map(),
+              loading: new Map() };
     mount.changed = (key, value, report) => {
       if (mount.view[key] !== value) {
-        if (key === "depth") mount.step = Math.sign(value - mount.view.depth);
+        if (typeof value === "number") mount.moved = [key, value - mount.view[key]]; // (draw.js: drawn ahead)
         mount.changedKey = key; // (announced once drawn: draw.js)
         mount.generation += 1;
         mount.view = { ...mount.view, [key]: value };

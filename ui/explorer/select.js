@@ -1,4 +1,5 @@
-// Looking a view up in a sentence's bundle (ui/bundle.py), and applying a cut: pure functions.
+// Looking a view up in a sentence's bundle (ui/bundle.py), the views likely asked for next, and applying
+// a cut: pure functions.
 
 export function merge(target, update) {
   for (const [key, value] of Object.entries(update)) {
@@ -51,4 +52,20 @@ export function select(index, figures, held, view) {
            headline: setting.headlines[view.depth - 1], range, block,
            blockCut: block ? block.stages[view.focus] : null,
            descriptions: { depth, readouts, block: block ? block.descriptions[view.focus] : null } };
+}
+
+// The views a student most likely asks for next, each with whether it waits for a pause (draw.js): the
+// slider last moved, one more of its step on either side, the way it moved first (a key moves it 1, or
+// PAGE with PageUp/PageDown; a farther jump counts as 1); the depths on either side; after a pause, not
+// during a walk, the residual switch flipped (the classroom's first question).
+const PAGE = 10;
+
+export function nextViews(controls, view, [moved, by]) {
+  const spec = (key) => controls.find((s) => s.key === key);
+  const step = Math.abs(by) <= PAGE ? by : Math.sign(by);
+  const beside = (key, d) => [view[key] + d, view[key] - d]
+    .filter((n) => spec(key) && n >= spec(key).low && n <= spec(key).high).map((n) => [{ ...view, [key]: n }, false]);
+  const next = [...beside(moved, step), ...(moved === "depth" ? [] : beside("depth", 1))];
+  if (spec("residual")) next.push([{ ...view, residual: !view.residual }, true]);
+  return next;
 }
