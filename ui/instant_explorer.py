@@ -23,7 +23,7 @@ from .instant import STYLE, explorer_script, geometry_link, mount_data
 from .text import Text
 
 KEY = "instant_explorer"
-MOUNTED = "instant_mounted"  # (what the data was built for, the data as JSON in UTF-8 bytes), in the session
+MOUNTED = "instant_mounted"  # (what its data was built for: look, language, controls, view, lead; the data as JSON)
 AROUND = "instant_built_around"  # what the bundle's ranges were last built around, in this session
 PLOTLY_ASSETS = "blockstab.plotly"  # Plotly.js, at PLOTLY_URL
 PLOTLY_URL = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js"
@@ -58,11 +58,13 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text, lea
         st.warning(t("explorer.instant_refused"), icon=":material/block:")
     view = {c.key: getattr(state, c.key) for c in INSTANT}
     sent = st.session_state.get(MOUNTED)
-    if not mounted or (lead is not None and sent is not None and sent[0][4] != lead):
-        st.session_state["instant_opened_on"] = view  # it opens on this view, and keeps its own from then on
+    # The view it opened on (it keeps its own from then on, so a report-back sends the same data), or this
+    # view when it opens now or a new lead moves it.
+    reopened = not mounted or sent is None or (lead is not None and sent[0][4] != lead)
+    opened_on = tuple(view.items()) if reopened else sent[0][3]
     look, lang = sentence_and_look(state), t.lang
     in_focus = range_part(range_first(state.shown_block))
-    built_for = (look, lang, tuple(controls), tuple(st.session_state.get("instant_opened_on", view).items()), lead)
+    built_for = (look, lang, tuple(controls), opened_on, lead)
     if sent is None or sent[0] != built_for:
         ensure(look, lang, FIGURES, in_focus)  # before the data: the browser reads them at once
         data = mount_data(controls, dict(built_for[3]), t, look.projector, bundle_url(look, lang), PLOTLY_URL,
