@@ -12,6 +12,7 @@ sentence can name them. The most recently used :data:`KEPT` bundles are kept.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import functools
 import hashlib
 import hmac
@@ -37,6 +38,9 @@ _built: OrderedDict[tuple[ExplorerState, str], set[str]] = OrderedDict()  # (loo
 _KEEPING = threading.Lock()  # held while _built and the files change
 _BUILDING = threading.Lock()  # held while a bundle's other ranges are built (build_around)
 _NAMING = secrets.token_bytes(16)  # a bundle's file names cannot be worked out from its sentence elsewhere
+FOLDER_PREFIX = "blockstab-bundles-"  # a server's folder of bundles, in the system's temporary folder
+ALIVE = ".alive"  # in it: the file its server holds locked while it lives
+_ALIVE: list = []  # that file, kept open (its lock lasts while it is open)
 
 
 def built(look: ExplorerState, lang: str) -> set[str]:
@@ -92,10 +96,30 @@ def _write(path: Path, text: str) -> None:
 
 @functools.cache
 def bundles_folder() -> Path:
-    """The folder of this server's bundles' files (made on first use, removed at exit)."""
-    folder = Path(tempfile.mkdtemp(prefix="blockstab-bundles-"))
+    """The folder of this server's bundles' files: made on first use, removed at exit, and marked alive
+    by a lock the system lets go when the process ends however it ends (folders of processes ended
+    without exiting, as by SIGKILL, are removed here)."""
+    remove_abandoned(Path(tempfile.gettempdir()))
+    folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+    locked = folder / ".locking"
+    alive = open(locked, "w")  # noqa: SIM115 - open for the process's life: its lock is the mark
+    fcntl.flock(alive, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.replace(locked, folder / ALIVE)  # named once locked: a sweep never finds it unlocked
+    _ALIVE.append(alive)
     atexit.register(remove_folder, folder)
     return folder
+
+
+def remove_abandoned(parent: Path) -> None:
+    """Remove the bundles' folders in ``parent`` whose mark is not locked: their process has ended.
+    A folder with no mark (being made, or from before the mark) is left."""
+    for folder in parent.glob(f"{FOLDER_PREFIX}*"):
+        try:
+            with open(folder / ALIVE) as mark:
+                fcntl.flock(mark, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(folder, ignore_errors=True)
+        except (FileNotFoundError, NotADirectoryError, BlockingIOError):
+            continue
 
 
 def remove_folder(folder: Path) -> None:

@@ -4,8 +4,12 @@ block ranges built ahead in the background, and names no other session can work 
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import threading
 from collections import OrderedDict
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -165,3 +169,32 @@ def test_the_largest_sentence_is_mounted_with_no_figure_and_its_block_in_focus_i
     (element,) = at.get("bidi_component")
     assert len(element.proto.bytes) < 20_000 and "bundle" in component_data(at)
     assert shown(at)["numbers"]["title"] == Text("zh")("explorer.numbers", block=45)
+
+
+HOLD_A_FOLDER = """import sys, tempfile
+tempfile.tempdir = sys.argv[1]
+from server.bundles import bundles_folder
+print(bundles_folder(), flush=True)
+sys.stdin.read()  # lives until the test closes its input, or kills it
+"""
+
+
+def test_a_folder_left_by_a_server_killed_is_removed_by_the_next_a_live_ones_and_an_unmarked_one_kept(tmp_path):
+    """A server killed (SIGKILL: no exit handler runs) leaves its bundles' folder; the next server to make
+    one removes it, never a folder whose server lives, nor one with no mark (being made, or older)."""
+    servers = [subprocess.Popen([sys.executable, "-c", HOLD_A_FOLDER, str(tmp_path)], cwd=ROOT, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE) for _ in range(2)]
+    try:
+        killed, living = [Path(server.stdout.readline().strip()) for server in servers]
+        servers[0].send_signal(signal.SIGKILL)
+        servers[0].wait(timeout=60)
+        unmarked = tmp_path / f"{bundles.FOLDER_PREFIX}unmarked"
+        unmarked.mkdir()
+        assert killed.is_dir() and (killed / bundles.ALIVE).exists()  # left behind
+        bundles.remove_abandoned(tmp_path)
+        assert not killed.exists()
+        assert living.is_dir() and unmarked.is_dir()
+    finally:
+        for server in servers:
+            server.kill()
+            server.wait(timeout=60)
