@@ -533,8 +533,7 @@ async def protocol_back(session, killed_at: float, rng: random.Random) -> dict:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.shield(session._reader), RECOVER_S)
     out["closed_s"] = time.time() - killed_at
-    would_run = bool(session.running_fragment or session.timers)  # the frontend's rule on a reconnect
-    session._stop_timers(list(session.timers))
+    would_run = bool(session.running_fragment)  # the frontend's rule on a reconnect (no page has a run_every timer)
     for attempt in range(1, 30):
         await asyncio.sleep(reconnect_delay(attempt, rng))
         await ping(session, rng, deadline)

@@ -139,7 +139,7 @@ class Page(ProtocolSession):
     """A protocol session that polls as the browser does and tells when a run that shows something ends."""
 
     def __init__(self, port: int, query: str, page_name: str):
-        super().__init__(port, query, page_name, auto_reruns=True)
+        super().__init__(port, query, page_name, follows=True)
         self.watches: list[tuple[Callable[[Page], bool], asyncio.Future]] = []
         self.runs: Counter = Counter()  # finished runs by status
         self.last_status: int | None = None
@@ -173,8 +173,8 @@ class Page(ProtocolSession):
                      and widget_key(getattr(e, kind).id).startswith(key_prefix)), None)
 
     def polls(self) -> int:
-        """Polls so far: a student's reads of the class's version, the teacher's fragment runs."""
-        return self.version_reads + self.runs[ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY]
+        """Polls so far: the page's reads of what it shows of the class."""
+        return self.version_reads
 
     def problems(self) -> Counter:
         """Exception elements, failed runs and a closed socket, so far."""
@@ -720,7 +720,7 @@ def report_idle(r: dict) -> dict:
     print(f"   {usage_line(i)}")
     kinds = Counter(x["kind"] for x in i["back_on_tour"]["shown"])
     print(f"   version reads: {i['polls_per_s'].get('protocol', 0):.1f}/s from {kinds['protocol']} protocol students, "
-          f"{i['polls_per_s'].get('browser', 0):.1f}/s from {kinds['browser']} Chromium pages; fragment polls "
+          f"{i['polls_per_s'].get('browser', 0):.1f}/s from {kinds['browser']} Chromium pages; "
           f"{i['teacher_polls_per_s']:.1f}/s from the teacher; errors while idle: {i['errors'] or 'none'}")
     after = h.summary(known(x["after_applied_ms"] for x in i["following_after"]["shown"]))
     print(f"   then one more step: {after['n']} of {r['students']} followed (median "

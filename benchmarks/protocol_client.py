@@ -5,10 +5,9 @@ pages measure the end-to-end latency (40 rendering pages saturate a 2-core machi
 Like the frontend, each rerun sends every widget's current value (read from the elements the
 server sent, refs resolved from a local message cache), the page's URL query string (as the
 server last set it) and the hashes of the messages it holds; a change of a widget inside a fragment
-(the instant Explorer's) asks for a rerun of that fragment alone. With ``auto_reruns``, a session also
-asks for a rerun of each ``st.fragment(run_every=...)`` fragment every interval, as the frontend's
-timers do (the teacher's page of a live class), and follows a live class as a student's page does
-(``ui/follow.js``): it reads the class's version over HTTP and, when it moved, asks for a run. Loopback only.
+(the instant Explorer's) asks for a rerun of that fragment alone. With ``follows``, a session follows a
+live class as its pages do (``ui/follow.js``): it reads what its page shows of the class over HTTP and,
+when that changed (or the page has more to do), asks for a run. Loopback only.
 """
 
 from __future__ import annotations
@@ -93,15 +92,14 @@ def widget_state(element, remembered: dict[str, WidgetState]) -> tuple[WidgetSta
 class ProtocolSession:
     """One session: connect, run the page, then change widgets by key and time each rerun."""
 
-    def __init__(self, port: int, query: str = "lang=en", page_name: str = "", auto_reruns: bool = False,
+    def __init__(self, port: int, query: str = "lang=en", page_name: str = "", follows: bool = False,
                  headers: dict[str, str] | None = None, source: str = ""):
         self.port, self.query, self.page_name = port, query, page_name  # page_name: a page's url_path
         # The handshake's extra headers (e.g. a forged X-Forwarded-For), and the loopback address to connect
         # from (any 127.x.y.z: another computer, as a proxy counts addresses).
         self.headers, self.source = dict(headers or {}), source
-        self.auto_reruns = auto_reruns  # rerun each run_every fragment every interval, follow a live class
-        self.timers: dict[str, tuple[float, asyncio.Task]] = {}  # by fragment id: (interval, its timer)
-        self.follower: asyncio.Task | None = None  # reading a live class's version (ui/follow.js)
+        self.follows = follows  # follow a live class, as its pages do
+        self.follower: asyncio.Task | None = None  # reading what the page shows of a live class (ui/follow.js)
         self.version_reads = 0
         self.cache: dict[str, ForwardMsg] = {}
         self.page_hash = ""
@@ -144,10 +142,9 @@ class ProtocolSession:
         elif msg.metadata.cacheable and msg.hash:
             self.cache[msg.hash] = msg
         if kind == "new_session":
-            if self.auto_reruns and msg.metadata.HasField("run"):  # the server says what runs: the page or a fragment
+            if self.follows and msg.metadata.HasField("run"):  # the server says what runs: the page or a fragment
                 self.running_fragment = next(iter(msg.metadata.run.fragment_ids), "")
-                if not self.running_fragment:  # as the frontend, a run of the page stops every timer
-                    self._stop_timers(list(self.timers))
+                if not self.running_fragment:  # a run of the page mounts its follower afresh
                     self._stop_following()
             self.page_hash = msg.new_session.page_script_hash or self.page_hash
             self.session_id = msg.new_session.initialize.session_id or self.session_id
@@ -161,10 +158,6 @@ class ProtocolSession:
             self.page_hash, self.page_name = msg.navigation.page_script_hash, ""
         elif kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string
-        elif kind == "auto_rerun" and self.auto_reruns:
-            self._start_timer(msg.auto_rerun.fragment_id, msg.auto_rerun.interval)
-        elif kind == "stop_auto_rerun":
-            self._stop_timers(list(msg.stop_auto_rerun.fragment_ids))
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             element = msg.delta.new_element
             if element.WhichOneof("type") == "exception":
@@ -172,7 +165,7 @@ class ProtocolSession:
             self.elements.append(element)
             self.element_fragments.append(msg.delta.fragment_id)
             if element.WhichOneof("type") == "bidi_component" and is_follower(element.bidi_component):
-                if self.auto_reruns:
+                if self.follows:
                     self._stop_following()
                     self.follower = asyncio.get_running_loop().create_task(self._follow(element.bidi_component))
             elif element.WhichOneof("type") == "bidi_component":
@@ -206,35 +199,15 @@ class ProtocolSession:
             state.id = proto.id
             self.run_widgets[proto.id] = state
 
-    def _start_timer(self, fragment_id: str, interval: float) -> None:
-        """A fragment's timer, unless it has one of the same interval (as the frontend's ``setInterval``)."""
-        if not fragment_id or interval <= 0 or self.timers.get(fragment_id, (None,))[0] == interval:
-            return
-        self._stop_timers([fragment_id])
-        self.timers[fragment_id] = interval, asyncio.get_running_loop().create_task(self._tick(fragment_id, interval))
-
-    def _stop_timers(self, fragment_ids: list[str]) -> None:
-        for fragment_id in fragment_ids:
-            _, timer = self.timers.pop(fragment_id, (None, None))
-            if timer is not None:
-                timer.cancel()
-
-    async def _tick(self, fragment_id: str, interval: float) -> None:
-        """Ask for a rerun of the fragment every ``interval`` s until its timer is stopped or the socket closes."""
-        with contextlib.suppress(websockets.ConnectionClosed):
-            while True:
-                await asyncio.sleep(interval)
-                await self.send_auto_rerun(fragment_id)
-
     def _stop_following(self) -> None:
         if self.follower is not None:
             self.follower.cancel()
             self.follower = None
 
     async def _follow(self, component) -> None:
-        """As ``ui/follow.js``: read the version about every ``every`` s on one kept-alive connection (the
-        handshake's cookie: a cluster's affinity); when it is not ``seen`` or another process answered, ask
-        for a run (again after ``retry`` s if none came)."""
+        """As ``ui/follow.js``: read what the page shows about every ``every`` s on one kept-alive connection
+        (the handshake's cookie: a cluster's affinity); when it is not ``seen``, another process answered or
+        the page has more to do (``again``), ask for a run (again after ``retry`` s if none came)."""
         data = json.loads(component.json)
         connection = http.client.HTTPConnection("localhost", self.port, timeout=30,
                                                 source_address=(self.source, 0) if self.source else None)
@@ -258,7 +231,7 @@ class ProtocolSession:
                 answer = await asyncio.get_running_loop().run_in_executor(READERS, read)
                 self.version_reads += 1
                 wait = interval()
-                if (answer.get("version"), answer.get("process")) != (data["seen"], data["process"]):
+                if data["again"] or (answer.get("version"), answer.get("process")) != (data["seen"], data["process"]):
                     event = [{"event": "moved", "value": answer.get("version")}]
                     moved = WidgetState(id=trigger_id(component.id), json_trigger_value=json.dumps(event))
                     with contextlib.suppress(websockets.ConnectionClosed):
@@ -266,13 +239,6 @@ class ProtocolSession:
                     wait = data["retry"]
         finally:
             connection.close()
-
-    async def send_auto_rerun(self, fragment_id: str) -> None:
-        """A fragment's timed rerun request, as the frontend sends it (every widget's value, the URL)."""
-        msg = BackMsg.FromString(self._rerun_request())
-        msg.rerun_script.fragment_id = fragment_id
-        msg.rerun_script.is_auto_rerun = True
-        await self.ws.send(msg.SerializeToString())
 
     async def _read(self) -> None:
         try:
@@ -393,7 +359,6 @@ class ProtocolSession:
         return None
 
     async def close(self) -> None:
-        self._stop_timers(list(self.timers))
         self._stop_following()
         with contextlib.suppress(TimeoutError, websockets.WebSocketException, OSError):
             await asyncio.wait_for(self.ws.close(), 5)

@@ -98,7 +98,7 @@ def follow_class(code: str) -> None:
         if st.session_state.get("class_joined") == (code, me):
             st.info(t("class.ended"), icon=":material/door_front:")
         return
-    follow(code, me, record.version)  # first: the browser then waits on this version while the page runs
+    follow(record, me)  # first: the browser then waits on what this run shows while it runs
     if not record.following:
         st.info(t("join.explore_freely"), icon=":material/explore:")
         explorer(class_state(record, projector), True, None)

@@ -37,6 +37,7 @@ ROUTE = "/api/bundles/"  # where the app serves the bundles' files (server.route
 _built: OrderedDict[tuple[ExplorerState, str], set[str]] = OrderedDict()  # (look, lang) -> parts written
 _KEEPING = threading.Lock()  # held while _built and the files change
 _BUILDING = threading.Lock()  # held while a bundle's other ranges are built (build_around)
+_AHEAD = threading.Lock()  # held while parts a live class will open are built (build_ahead)
 _NAMING = secrets.token_bytes(16)  # a bundle's file names cannot be worked out from its sentence elsewhere
 FOLDER_PREFIX = "blockstab-bundles-"  # a server's folder of bundles, in the system's temporary folder
 ALIVE = ".alive"  # in it: the file its server holds locked while it lives
@@ -163,20 +164,34 @@ def build_around(look: ExplorerState, lang: str, first: int) -> bool:
     ``first``'s first (a block stepping out of its range finds the next one built, then a jump
     anywhere is a fetch). One such build at a time in the whole server, and none while one runs: a
     session moving through blocks never queues work for the others. Whether it started."""
-    if not _BUILDING.acquire(blocking=False):
+    names = (FIGURES, *map(range_part, by_distance(first)))
+    return in_background(_BUILDING, [(look, lang, name) for name in names], "a bundle's block ranges")
+
+
+def build_ahead(parts: list[tuple[ExplorerState, str, str]]) -> bool:
+    """Build, in the background, the bundle parts ``(look, lang, name)`` a live class is about to open,
+    in order: one such build at a time in the whole server, beside :func:`build_around`'s. Whether it
+    started."""
+    return in_background(_AHEAD, parts, "the parts a class will open")
+
+
+def in_background(lock: threading.Lock, parts: list[tuple[ExplorerState, str, str]], what: str) -> bool:
+    """Build the ``parts`` not written, each in a worker, on a thread that holds ``lock`` meanwhile;
+    whether it started (not while ``lock`` is held)."""
+    if not lock.acquire(blocking=False):
         return False
 
     def build() -> None:
         try:
-            for name in (FIGURES, *map(range_part, by_distance(first))):
+            for look, lang, name in parts:
                 if name not in built(look, lang):
                     keep(look, lang, name, build_in_worker(look, lang, name))
         except (WorkerCrashed, OverTime) as error:  # e.g. the server stopping ends its workers
-            logging.getLogger(__name__).warning("building a bundle's block ranges ahead stopped: %r", error)
-        except Exception:  # noqa: BLE001 - a range not built ahead is built when it is asked for
-            logging.getLogger(__name__).exception("building a bundle's block ranges ahead stopped")
+            logging.getLogger(__name__).warning("building %s ahead stopped: %r", what, error)
+        except Exception:  # noqa: BLE001 - a part not built ahead is built when it is asked for
+            logging.getLogger(__name__).exception("building %s ahead stopped", what)
         finally:
-            _BUILDING.release()
+            lock.release()
 
-    threading.Thread(target=build, name="blockstab-bundle-around", daemon=True).start()
+    threading.Thread(target=build, name="blockstab-build-ahead", daemon=True).start()
     return True

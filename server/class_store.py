@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ui import live_class
-from ui.live_class import LiveClass, Refused, as_json, from_json
+from ui.live_class import LiveClass, Refused, as_json, from_json, shown
 
 
 def _setting(name: str, default: int) -> int:
@@ -186,11 +186,12 @@ class RedisStore:
         return count <= most
 
 
-def followed(store: ClassStore, code: str, student: str) -> int | None:
-    """The class's version, as a student's page polls it: ``None`` if the class has ended or ``student``
-    is not in it (so the poll tells a stranger nothing, not even whether a code is live)."""
+def followed(store: ClassStore, code: str, who: str) -> str | None:
+    """What the page of ``who`` shows of the class, as it polls (:func:`ui.live_class.shown`): ``None``
+    if the class has ended or ``who`` is not in it (so the poll tells a stranger nothing, not even
+    whether a code is live)."""
     record = store.read(code)
-    return record.version if record is not None and student in record.students else None
+    return shown(record, who) if record is not None else None
 
 
 @functools.cache

@@ -16,14 +16,14 @@ from .bundles import ROUTE, bundles_folder
 from .class_store import class_store, followed
 
 BUNDLE_FILE = re.compile(r"[0-9a-f]{32}-(index|[a-z0-9-]+)\.js")  # server.bundles.file_name's
-CLASS_VERSION = "/api/class/{code}/version"  # ?me=<the student's token>: what a student's page polls
+CLASS_VERSION = "/api/class/{code}/version"  # ?me=<a student's or the teacher's token>: what a class's pages poll
 PROCESS = secrets.token_hex(8)  # this server process: a page polling another (its replica died) runs again
 
 
 def class_version(request: Request) -> JSONResponse:
-    """``{"version": N, "process": PROCESS}``: the class's version for a student in it, else ``null``
-    (ended, never was, not joined or malformed: all alike). A plain function: Starlette runs it in a
-    thread (Redis blocks)."""
+    """``{"version": V, "process": PROCESS}``: what the page of ``me`` shows of the class
+    (``server.class_store.followed``), else ``null`` (ended, never was, not joined or malformed: all
+    alike). A plain function: Starlette runs it in a thread (Redis blocks)."""
     code = BY_KEY["class"].parse(request.path_params["code"])
     me = BY_KEY["me"].parse(request.query_params.get("me", ""))
     version = followed(class_store(), code, me) if code and me else None

@@ -5,7 +5,7 @@ Explorer view, a question's words, and the polls that follow the class."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -15,17 +15,18 @@ from server.class_store import class_store
 from server.lan import students_address
 from server.routes import CLASS_VERSION, PROCESS
 
+from .bundle import FIGURES, range_first, range_part, sentence_and_look
 from .chrome import app_address, on_phone
-from .controls import BY_KEY, CONTROLS, ExplorerState
+from .controls import BY_KEY, CONTROLS, ExplorerState, explorer_query
 from .lessons import QUESTIONS, lesson_facts
-from .live_class import LiveClass, Refused
-from .text import Text
+from .live_class import LiveClass, Refused, shown
+from .text import LANGUAGES, Text
 
 EXPLORER_KEYS = {control.key for control in CONTROLS}
 POLL_SECONDS = 1.0  # how often, on average, a page asks whether the class moved on (followed within 2 s)
-POLL_SPREAD = 0.3  # a student's page waits POLL_SECONDS ± this share: a class's pages, which run at once after
+POLL_SPREAD = 0.3  # a page waits POLL_SECONDS ± this share: a class's pages, which run at once after
 # a step, would otherwise keep polling (and running) at once
-RETRY_SECONDS = 3.0  # a student's page that asked for a run and got none (asked while its socket was down) asks again
+RETRY_SECONDS = 3.0  # a page that asked for a run and got none (asked while its socket was down) asks again
 
 FOLLOW_JS = Path(__file__).parent / "follow.js"
 follower = st.components.v2.component("blockstab.follow", js=FOLLOW_JS.read_text(encoding="utf-8"))
@@ -63,9 +64,25 @@ def join_link(code: str, lang: str) -> tuple[str, bool]:
 
 
 def class_state(c: LiveClass, projector: bool) -> ExplorerState:
-    """The Explorer's state on the class's view (its URL's pairs, read as any link's)."""
-    values = {key: BY_KEY[key].parse(raw) for key, raw in c.view if key in EXPLORER_KEYS}
-    return ExplorerState(**{k: v for k, v in values.items() if v is not None}, projector=projector, phone=on_phone())
+    """The Explorer's state on the class's view, on this page."""
+    return view_state(c.view, projector, on_phone())
+
+
+def view_state(view: Iterable[tuple[str, str]], projector: bool, phone: bool) -> ExplorerState:
+    """The Explorer's state on a view (its URL's pairs, read as any link's)."""
+    values = {key: BY_KEY[key].parse(raw) for key, raw in view if key in EXPLORER_KEYS}
+    return ExplorerState(**{k: v for k, v in values.items() if v is not None}, projector=projector, phone=phone)
+
+
+def show_me_parts(c: LiveClass, projector: bool, lang: str) -> list[tuple[ExplorerState, str, str]]:
+    """The bundle parts the class's pages open the question's "show me" view on (``server.bundles``'s
+    ``(look, lang, name)``): the teacher's page, a computer's and a phone's, in ``lang`` first, then in the
+    other language."""
+    view = explorer_query(QUESTIONS[c.question].show_me).items()
+    states = [view_state(view, projector, False), view_state(view, False, False), view_state(view, False, True)]
+    opened = dict.fromkeys((sentence_and_look(s), range_part(range_first(s.shown_block))) for s in states)
+    return [(look, each, name) for each in sorted(LANGUAGES, key=lambda x: x != lang)
+            for look, in_focus in opened for name in (FIGURES, in_focus)]
 
 
 def question_text(c: LiveClass, t: Text) -> None:
@@ -79,11 +96,13 @@ def explanation(c: LiveClass, t: Text) -> None:
     st.markdown(t(f"ex.{QUESTIONS[c.question].id}.explain", **lesson_facts()))
 
 
-def follow(code: str, me: str, seen: int) -> None:
-    """A student's page follows the class: the browser polls the class's version over HTTP
-    (``ui/follow.js``) and runs the page again when it is not ``seen`` (the class moved on, or ended) or
-    another server process answers (this one is gone: a cluster's replica died)."""
-    url = CLASS_VERSION.format(code=code) + "?" + urlencode({"me": me})
-    data = {"url": url, "seen": seen, "process": PROCESS, "every": POLL_SECONDS, "spread": POLL_SPREAD,
-            "retry": RETRY_SECONDS}
+def follow(c: LiveClass, me: str, again: bool = False) -> None:
+    """A page of the class follows it: the browser polls what the page of ``me`` shows of it over HTTP
+    (``ui/follow.js``) and runs the page again when that changed (the class moved on, or ended), when
+    another server process answers (this one is gone: a cluster's replica died), or, with ``again``, at
+    its next poll anyway (the page has more to do). Mounted first in a run: the browser then waits on
+    what this run shows while it runs."""
+    url = CLASS_VERSION.format(code=c.code) + "?" + urlencode({"me": me})
+    data = {"url": url, "seen": shown(c, me), "again": again, "process": PROCESS, "every": POLL_SECONDS,
+            "spread": POLL_SPREAD, "retry": RETRY_SECONDS}
     follower(key="class_follower", data=data, on_moved_change=lambda: None)

@@ -86,6 +86,21 @@ def check_teacher(c: LiveClass, key: str) -> None:
         raise Refused("class.not_teacher")
 
 
+def teacher_token(c: LiveClass) -> str:
+    """The token the teacher's pages poll the class with (a student's is random): a prefix of the key's
+    hash, which reads what the projector shows and acts on nothing."""
+    return c.teacher[:16]
+
+
+def shown(c: LiveClass, who: str) -> str | None:
+    """What may change on the page of ``who`` (a student's token, or :func:`teacher_token`), as it polls:
+    a student's, the version; the teacher's, also how many are in, answered and were refused. ``None``
+    for anyone else, as for a class that ended."""
+    if hmac.compare_digest(who, teacher_token(c)):
+        return f"{c.version}/{len(c.students)}/{len(c.answers)}/{c.refused}"
+    return str(c.version) if who in c.students else None
+
+
 def join(c: LiveClass, student: str, most: int = STUDENTS_PER_CLASS) -> LiveClass:
     """``student`` in the class (joining again changes nothing)."""
     if BY_KEY["me"].parse(student) is None:

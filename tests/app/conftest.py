@@ -1,10 +1,11 @@
-"""For every test: no page test builds block ranges ahead, and no test leaves such a build running.
+"""For every test: no page test builds bundle parts ahead, and no test leaves such a build running.
 
 The instant Explorer has the server build a sentence's block ranges ahead in the background, in
-worker processes (``server/bundles.py`` build_around); its page tests (AppTest) only record what
-it asks for (``ranges_asked_ahead``), since a build ahead there would outlive its test (the next
-test would find its worker process running, or its parts landing in what it keeps). The build
-itself is tested in tests/app/test_bundles.py and, in the app's real server, in Chromium.
+worker processes (``server/bundles.py`` build_around), and a live class the parts a question's "show
+me" opens (build_ahead); page tests (AppTest) only record what they ask for (``ranges_asked_ahead``,
+``parts_asked_ahead``), since a build ahead there would outlive its test (the next test would find its
+worker process running, or its parts landing in what it keeps). The build itself is tested in
+tests/app/test_bundles.py and, in the app's real server, in Chromium.
 """
 
 import pytest
@@ -22,6 +23,16 @@ def ranges_asked_ahead(monkeypatch):
                         lambda look, lang, first: asked.append((look, lang, first)) or True)
     yield asked
     with bundles._BUILDING:  # a test of its own that started one waits for it
+        pass
+
+
+@pytest.fixture(autouse=True)
+def parts_asked_ahead(monkeypatch):
+    """The parts of each build ahead a live class asked for (each started)."""
+    asked = []
+    monkeypatch.setattr(bundles, "build_ahead", lambda parts: asked.append(parts) or True)
+    yield asked
+    with bundles._AHEAD:  # a test of its own that started one waits for it
         pass
 
 

@@ -18,7 +18,17 @@ from streamlit.testing.v1 import AppTest
 
 from blockstab.scenario import MAX_LABEL, MAX_TOKENS, Scenario, Token, encode
 from server import bundles
-from server.bundles import ROUTE, build_around, build_in_worker, built, bundle_url, by_distance, ensure, file_name
+from server.bundles import (
+    ROUTE,
+    build_ahead,
+    build_around,
+    build_in_worker,
+    built,
+    bundle_url,
+    by_distance,
+    ensure,
+    file_name,
+)
 from server.lab_worker import WorkerCrashed
 from support import ROOT
 from support.explorer_view import component_data, report, shown
@@ -109,6 +119,23 @@ def test_the_ranges_around_are_built_in_the_background_one_build_at_a_time_the_n
     with bundles._BUILDING:  # released when the build is done
         assert made[2:] == [range_part(n) for n in (51, 31, 21, 71, 11, 81, 1, 91)]
     assert built(LOOK, "en") == {FIGURES, *(range_part(n) for n in RANGE_FIRSTS if n != 41)} and not built(LOOK, "zh")
+
+
+def test_the_parts_a_class_will_open_are_built_in_the_background_in_order_beside_the_ranges_around(cheap,
+                                                                                                  monkeypatch):
+    made, _ = cheap
+    other = sentence_and_look(ExplorerState(phone=True))
+    ensure(LOOK, "zh", FIGURES)  # built already: not built again
+    hold = threading.Event()
+    monkeypatch.setattr(bundles, "built_part", lambda look, lang, name: hold.wait(10) and made.append(
+        (look, lang, name)) or name)
+    parts = [(LOOK, "en", FIGURES), (LOOK, "en", "blocks-21"), (other, "en", FIGURES), (LOOK, "zh", FIGURES)]
+    assert build_ahead(parts) and build_around(other, "zh", 91)  # one of each at a time: both start
+    assert not build_ahead(parts[:1])  # one is running: no second, nothing queued
+    hold.set()
+    with bundles._AHEAD, bundles._BUILDING:  # released when the builds are done
+        assert [part for part in made if part[1] == "en"] == parts[:3]
+    assert built(LOOK, "en") == {FIGURES, "blocks-21"} and built(LOOK, "zh") == {FIGURES}
 
 
 @pytest.mark.parametrize("failure,traceback", [(RuntimeError("a bug"), True),

@@ -17,11 +17,14 @@ from streamlit.testing.v1 import AppTest
 
 from server import class_store as stores
 from server import routes
+from server.bundles import bundle_url
 from server.routes import CLASS_VERSION
 from support.explorer_view import component_data
 from support.pages import run_page
 from support.text import says
+from ui.bundle import FIGURES, range_first, range_part
 from ui.class_views import answers_description, answers_figure, join_code_svg
+from ui.classroom import show_me_parts
 from ui.controls import BY_KEY, CODE_ALPHABET, CONTROLS, explorer_query
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 from ui.live_class import counts, new_student
@@ -109,7 +112,7 @@ def test_start_shows_the_code_its_link_and_qr_and_who_is_in(lang, store):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_class_follows_the_teacher_through_a_question(lang, store):
+def test_a_class_follows_the_teacher_through_a_question(lang, store, parts_asked_ahead):
     t = Text(lang)
     teacher, code = started(lang)
     students = [joined(code, lang) for _ in range(3)]
@@ -119,6 +122,7 @@ def test_a_class_follows_the_teacher_through_a_question(lang, store):
 
     pick(teacher, "question")
     asked = QUESTIONS[0]
+    assert parts_asked_ahead == [show_me_parts(store.read(code), False, lang)]  # its "show me", built as they answer
     again(*students)
     wrong = next(c for c in asked.choices if c != asked.answer)
     for student, choice in zip(students, (asked.answer, wrong, wrong), strict=True):
@@ -155,6 +159,11 @@ def test_a_class_follows_the_teacher_through_a_question(lang, store):
         k: v for k, v in asked.show_me.items() if BY_KEY[k].instant}
     assert data["view"] == expected
     assert dict(store.read(code).view) == explorer_query(asked.show_me)
+    ahead = {(bundle_url(look, each), name) for look, each, name in parts_asked_ahead[0]}
+    for page in (teacher, *students):  # each opens on parts built ahead: the figures and its block's range
+        bundle, block = component_data(page)["bundle"], component_data(page)["view"]["block"]
+        assert {(bundle, FIGURES), (bundle, range_part(range_first(block)))} <= ahead
+    assert len(parts_asked_ahead) == 1  # once a question
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -298,9 +307,9 @@ def test_a_restarted_server_has_no_class_and_the_pages_say_so(lang, store):
     assert shows(student, lang, "class.ended")
 
 
-def polled(url: str) -> int | None:
-    """What the server's version route answers a student's page that polls ``url`` (the version; its
-    process is this one's)."""
+def polled(url: str) -> str | None:
+    """What the server's version route answers a page that polls ``url`` (what the page shows of the class;
+    its process is this one's)."""
     path, query = url.split("?")
     scope = {"type": "http", "method": "GET", "path": path, "query_string": query.encode(), "headers": []}
     match, child = routes.ROUTES[0].matches(scope)
@@ -310,15 +319,40 @@ def polled(url: str) -> int | None:
     return answer["version"]
 
 
-def test_the_teachers_polls_after_a_tour_step_build_the_next_steps_figures_one_a_poll(store, monkeypatch):
+def test_the_teachers_page_builds_the_next_steps_figures_one_a_poll_after_a_tour_step(store, monkeypatch):
     teacher, code = started("en")  # (on the tour's first step)
     built = []
     monkeypatch.setattr("server.caches.figure_cached", lambda *figure: built.append(figure))
     ahead = figures_ahead(TOUR[1], False, "en")
     assert teacher.session_state["class_ahead"] == (store.read(code).version, ahead) and not built  # the step's run
-    for polls in range(1, len(ahead) + 2):  # (AppTest runs the whole page where the browser runs the fragment)
-        again(teacher)
-        assert built == ahead[:polls]
+    assert component_data(teacher, "blockstab.follow")["again"]  # its browser asks for a run at its next poll
+    for polls in range(1, len(ahead) + 1):
+        again(teacher)  # (that run)
+        assert built == ahead[:polls] and component_data(teacher, "blockstab.follow")["again"] == (polls < len(ahead))
+    again(teacher)
+    assert built == ahead
+
+
+def test_the_teachers_page_runs_when_a_student_joins_or_answers_and_a_students_does_not(store):
+    """The teacher's page follows the class as a student's does, by its own token (never its key), and is
+    run again on every count it shows, where a student's is run again only when the class moves on."""
+    teacher, code = started("en")
+    follows = component_data(teacher, "blockstab.follow")
+    assert polled(follows["url"]) == follows["seen"] and teacher.session_state["class_key"] not in follows["url"]
+    student = joined(code, "en")
+    assert polled(follows["url"]) != follows["seen"]
+    again(teacher)
+    assert shows(teacher, "en", "class.one_student") and polled(follows["url"]) == component_data(
+        teacher, "blockstab.follow")["seen"]
+    pick(teacher, "question")
+    again(student)
+    student_follows = component_data(student, "blockstab.follow")
+    before = component_data(teacher, "blockstab.follow")["seen"]
+    student.radio(key=answers(student)[0].key).set_value(QUESTIONS[0].answer).run()
+    assert polled(follows["url"]) != before and polled(student_follows["url"]) == student_follows["seen"]
+    again(teacher)
+    t = Text("en")
+    assert t("class.one_student") + " · " + t("class.answered", answered=1, students=1) in texts(teacher)
 
 
 def test_a_students_page_polls_its_class_version_and_nothing_tells_a_stranger_more(store):
@@ -328,11 +362,11 @@ def test_a_students_page_polls_its_class_version_and_nothing_tells_a_stranger_mo
     teacher, code = started("en")
     student = joined(code, "en")
     data = component_data(student, "blockstab.follow")
-    assert data["seen"] == store.read(code).version == polled(data["url"]) and data["process"] == routes.PROCESS
+    assert data["seen"] == str(store.read(code).version) == polled(data["url"]) and data["process"] == routes.PROCESS
     me = student.query_params["me"]
     assert data["url"] == CLASS_VERSION.format(code=code) + f"?me={me}"
     pick(teacher, "question")
-    assert polled(data["url"]) == store.read(code).version != data["seen"]  # the browser asks for a run
+    assert polled(data["url"]) == str(store.read(code).version) != data["seen"]  # the browser asks for a run
     again(student)
     assert component_data(student, "blockstab.follow")["seen"] == polled(data["url"])
     stranger = new_student()

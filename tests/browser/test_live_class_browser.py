@@ -15,7 +15,7 @@ from PIL import Image
 
 from benchmarks.local_server import PHONE_USER_AGENT
 from server.lan import is_loopback, lan_address
-from support.browser import IDLE, SETTLED, axe_violations, open_app, shot, wait_for_view
+from support.browser import IDLE, SETTLED, axe_violations, open_app, runs, shot, wait_for_view
 from ui.lessons import QUESTIONS, TOUR
 from ui.text import Text
 
@@ -35,6 +35,20 @@ def read_qr(page) -> str:
     image = page.get_by_role("img", name=EN("class.qr_title"))
     (found,) = zxingcpp.read_barcodes(Image.open(io.BytesIO(image.screenshot())))
     return found.text
+
+
+def polled_quietly(page, polls: int = 3, most: int = 20) -> bool:
+    """Whether, within ``most`` of its polls of the class, the page polled ``polls`` times in a row with no
+    run between (a teacher's page runs once a poll while it builds the next step's figures, then rests)."""
+    quiet = 0
+    for _ in range(most):
+        before = runs(page)
+        with page.expect_response(lambda response: "/api/class/" in response.url):
+            pass
+        quiet = quiet + 1 if runs(page) == before else 0
+        if quiet == polls:
+            return True
+    return False
 
 
 def test_three_students_follow_answer_and_see_the_reveal(lan_server, new_page):
@@ -62,6 +76,7 @@ def test_three_students_follow_answer_and_see_the_reveal(lan_server, new_page):
     students[1].get_by_text("中文").click()  # their own language: the teacher's was the default
     students[1].wait_for_selector(f"text={ZH('join.title')}")
     teacher.get_by_text(EN("class.students", count=3)).wait_for()
+    assert polled_quietly(teacher)  # no timer runs the projector's page: it runs when what it shows changes
 
     teacher.get_by_role("button", name=EN("tour.next"), exact=True).click()
     for student, t in zip(students, (EN, ZH, EN), strict=True):

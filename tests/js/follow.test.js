@@ -1,13 +1,13 @@
-// A live class's follower (ui/follow.js) with a stand-in server: when it reads the version, what it
-// asks for, and that a page unmounted stops reading.
+// A live class's follower (ui/follow.js) with a stand-in server: when it reads what its page shows, what
+// it asks for, and that a page unmounted stops reading.
 import assert from "node:assert/strict";
 import { mock, test } from "node:test";
 
 import follow from "../../ui/follow.js";
 
-const data = { url: "/api/class/ABCDE/version?me=x", seen: 3, process: "p1", every: 1, spread: 0.3, retry: 5 };
+const data = { url: "/api/class/ABCDE/version?me=x", seen: "3", again: false, process: "p1", every: 1, spread: 0.3, retry: 5 };
 
-function mounted(versions, random = 0.5) {
+function mounted(versions, random = 0.5, more = {}) {
   const reads = [], triggers = [];
   globalThis.fetch = async (url) => {
     reads.push(url);
@@ -18,7 +18,7 @@ function mounted(versions, random = 0.5) {
   };
   mock.method(Math, "random", () => random);
   const parentElement = {};
-  const unmount = follow({ data, parentElement, setTriggerValue: (name, value) => triggers.push([name, value]) });
+  const unmount = follow({ data: { ...data, ...more }, parentElement, setTriggerValue: (name, value) => triggers.push([name, value]) });
   return { reads, triggers, unmount, parentElement };
 }
 
@@ -30,7 +30,7 @@ async function after(ms) { // move the clock on, then let the read's promises se
 test("reads about every second, within the spread, and asks for nothing while the class stays", async (t) => {
   for (const [random, wait] of [[0, 700], [0.999999, 1300]]) {
     mock.timers.enable({ apis: ["setTimeout"] });
-    const page = mounted([3, 3], random);
+    const page = mounted(["3", "3"], random);
     await after(wait - 1);
     assert.equal(page.reads.length, 0);
     await after(1);
@@ -47,13 +47,13 @@ test("reads about every second, within the spread, and asks for nothing while th
 
 test("a new version (or an ended class) asks for a run once, again only after the retry, then twice as late", async () => {
   mock.timers.enable({ apis: ["setTimeout"] });
-  const page = mounted([4, null, new Error("offline"), 3]); // (retry: 5 s here)
+  const page = mounted(["4", null, new Error("offline"), "3"]); // (retry: 5 s here)
   await after(1000);
-  assert.deepEqual(page.triggers, [["moved", 4]]);
+  assert.deepEqual(page.triggers, [["moved", "4"]]);
   await after(4999);
   assert.equal(page.reads.length, 1);
   await after(1);
-  assert.deepEqual(page.triggers, [["moved", 4], ["moved", null]]);
+  assert.deepEqual(page.triggers, [["moved", "4"], ["moved", null]]);
   await after(9999);
   assert.equal(page.reads.length, 2);
   await after(1); // a failed read: the next one tells
@@ -67,11 +67,11 @@ test("a new version (or an ended class) asks for a run once, again only after th
 
 test("another server process answering (the page's replica died) asks for a run on the same version", async () => {
   mock.timers.enable({ apis: ["setTimeout"] });
-  const page = mounted([3, [3, "p2"]]);
+  const page = mounted(["3", ["3", "p2"]]);
   await after(1000);
   assert.deepEqual(page.triggers, []);
   await after(1000);
-  assert.deepEqual(page.triggers, [["moved", 3]]);
+  assert.deepEqual(page.triggers, [["moved", "3"]]);
   page.unmount();
   mock.timers.reset();
   mock.restoreAll();
@@ -79,9 +79,9 @@ test("another server process answering (the page's replica died) asks for a run 
 
 test("a page run again restarts the reads on its version; an unmounted page reads no more", async () => {
   mock.timers.enable({ apis: ["setTimeout"] });
-  const page = mounted([5, 5, 5]);
+  const page = mounted(["5", "5", "5"]);
   await after(900);
-  follow({ data: { ...data, seen: 5 }, parentElement: page.parentElement, setTriggerValue: () => assert.fail() });
+  follow({ data: { ...data, seen: "5" }, parentElement: page.parentElement, setTriggerValue: () => assert.fail() });
   await after(300); // the first mount's read would have been due: it was cancelled
   assert.equal(page.reads.length, 0);
   await after(700);
@@ -89,6 +89,18 @@ test("a page run again restarts the reads on its version; an unmounted page read
   page.unmount();
   await after(10_000);
   assert.equal(page.reads.length, 1);
+  mock.timers.reset();
+  mock.restoreAll();
+});
+
+test("a page with more to do asks for a run at its next read, though the class stayed", async () => {
+  mock.timers.enable({ apis: ["setTimeout"] });
+  const page = mounted(["3"], 0.5, { again: true });
+  await after(999);
+  assert.deepEqual(page.triggers, []);
+  await after(1);
+  assert.deepEqual(page.triggers, [["moved", "3"]]);
+  page.unmount();
   mock.timers.reset();
   mock.restoreAll();
 });

@@ -34,7 +34,9 @@ from ui.live_class import (
     show_me,
     show_step,
     show_view,
+    shown,
     start,
+    teacher_token,
     valid_code,
 )
 from ui.text import Text
@@ -100,6 +102,21 @@ def test_an_answer_changes_no_version_and_a_new_choice_replaces_the_old():
     c2 = answer(c1, STUDENTS[0], ADDRESSES[1], QUESTIONS[0].choices[1])
     assert c2.version == c.version
     assert counts(c2) == {choice: int(i == 1) for i, choice in enumerate(QUESTIONS[0].choices)}
+
+
+def test_a_students_page_changes_with_the_version_the_teachers_also_with_every_count_a_strangers_never():
+    c = a_class()
+    teacher, student, stranger = teacher_token(c), STUDENTS[0], new_student()
+    seen = {who: shown(c, who) for who in (teacher, student)}
+    assert shown(c, stranger) is None and len(teacher) == len(student) and teacher != student
+    for change in (lambda c: join(c, stranger), lambda c: answer(c, student, ADDRESSES[0], QUESTIONS[0].answer),
+                   lambda c: answer(c, STUDENTS[1], ADDRESSES[0], QUESTIONS[0].answer, per_address=1)):
+        c = change(c)
+        assert shown(c, student) == seen[student] and shown(c, teacher) != seen[teacher]  # no version: no student runs
+        seen[teacher] = shown(c, teacher)
+    c = close(c)
+    assert all(shown(c, who) != seen[who] for who in seen)
+    assert teacher not in str(shown(c, teacher)) and c.teacher.startswith(teacher)  # a prefix of the key's hash
 
 
 def test_answers_per_address_are_limited_and_the_refused_are_counted():
