@@ -38,6 +38,7 @@ _built: OrderedDict[tuple[ExplorerState, str], set[str]] = OrderedDict()  # (loo
 _KEEPING = threading.Lock()  # held while _built and the files change
 _BUILDING = threading.Lock()  # held while a bundle's other ranges are built (build_around)
 _AHEAD = threading.Lock()  # held while parts a live class will open are built (build_ahead)
+_ENSURING: dict[tuple[ExplorerState, str, str], tuple[threading.Lock, int]] = {}  # part -> (its lock, threads at it)
 _NAMING = secrets.token_bytes(16)  # a bundle's file names cannot be worked out from its sentence elsewhere
 FOLDER_PREFIX = "blockstab-bundles-"  # a server's folder of bundles, in the system's temporary folder
 ALIVE = ".alive"  # in it: the file its server holds locked while it lives
@@ -53,10 +54,23 @@ def built(look: ExplorerState, lang: str) -> set[str]:
 
 
 def ensure(look: ExplorerState, lang: str, *names: str) -> None:
-    """Build, in this thread, the parts ``names`` of a sentence's bundle that are not written yet."""
+    """Build, in this thread, the parts ``names`` of a sentence's bundle that are not written yet. A part
+    another session's thread is building is waited for, not built again: a class whose pages open one
+    view at once builds it once."""
     for name in names:
-        if name not in built(look, lang):
-            keep(look, lang, name, built_part(look, lang, name))
+        part = look, lang, name
+        with _KEEPING:
+            lock, waiting = _ENSURING.get(part, (threading.Lock(), 0))
+            _ENSURING[part] = lock, waiting + 1
+        try:
+            with lock:
+                if name not in built(look, lang):
+                    keep(look, lang, name, built_part(look, lang, name))
+        finally:
+            with _KEEPING:
+                lock, waiting = _ENSURING.pop(part)
+                if waiting > 1:
+                    _ENSURING[part] = lock, waiting - 1
 
 
 def part_text(look: ExplorerState, lang: str, name: str) -> str:

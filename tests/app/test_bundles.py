@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 
@@ -119,6 +120,34 @@ def test_the_ranges_around_are_built_in_the_background_one_build_at_a_time_the_n
     with bundles._BUILDING:  # released when the build is done
         assert made[2:] == [range_part(n) for n in (51, 31, 21, 71, 11, 81, 1, 91)]
     assert built(LOOK, "en") == {FIGURES, *(range_part(n) for n in RANGE_FIRSTS if n != 41)} and not built(LOOK, "zh")
+
+
+def test_a_part_two_sessions_need_at_once_is_built_once_and_another_part_waits_for_neither(cheap, monkeypatch):
+    made, _ = cheap
+    hold, started = threading.Event(), threading.Event()
+
+    def slow_figures(look, lang, name):
+        if name == FIGURES:
+            started.set()
+            hold.wait(10)
+        made.append(name)
+        return name
+
+    monkeypatch.setattr(bundles, "built_part", slow_figures)
+    sessions = [threading.Thread(target=ensure, args=(LOOK, "en", FIGURES)) for _ in range(3)]
+    sessions[0].start()
+    started.wait(10)
+    for session in sessions[1:]:
+        session.start()
+    deadline = time.monotonic() + 10
+    while bundles._ENSURING[LOOK, "en", FIGURES][1] < 3 and time.monotonic() < deadline:  # all three at it
+        time.sleep(0.01)
+    ensure(LOOK, "en", "blocks-1")  # not held up by the figures being built
+    assert made == ["blocks-1"]
+    hold.set()
+    for session in sessions:
+        session.join(10)
+    assert made == ["blocks-1", FIGURES] and built(LOOK, "en") == {FIGURES, "blocks-1"} and not bundles._ENSURING
 
 
 def test_the_parts_a_class_will_open_are_built_in_the_background_in_order_beside_the_ranges_around(cheap,

@@ -165,11 +165,11 @@ def set_depth(page, depth: int, key: str = "depth") -> None:
     wait_for_view(page, **{key: depth})
 
 
-def wait_for_view(page, **view) -> dict:
+def wait_for_view(page, timeout: float | None = None, **view) -> dict:
     """Wait until the instant Explorer has drawn a view with these values; return the whole view."""
     page.wait_for_function("""want => { const e = document.querySelector('.instant-explorer');
       const drawn = e && e.dataset.drawn ? JSON.parse(e.dataset.drawn) : null;
-      return drawn && Object.entries(want).every(([k, v]) => drawn[k] === v); }""", arg=view)
+      return drawn && Object.entries(want).every(([k, v]) => drawn[k] === v); }""", arg=view, timeout=timeout)
     return json.loads(page.evaluate("() => document.querySelector('.instant-explorer').dataset.drawn"))
 
 
