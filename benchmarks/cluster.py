@@ -246,7 +246,7 @@ def cpu_now(running: Cluster) -> dict[str, float]:
     process below this one) and this process (the scripted sessions)."""
     me, out, cluster_tree = os.getpid(), {}, running.tree()
     for n, (pid, _) in running.replicas.items():
-        out[f"replica{n}"] = sum(h.cpu_seconds(p) or 0.0 for p in (pid, *h.descendants(pid)))
+        out[f"replica{n}"] = h.tree_cpu_seconds(pid)
     out["haproxy"] = h.cpu_seconds(running.haproxy_pid) or 0.0
     out["redis"] = h.cpu_seconds(running.redis_pid) or 0.0
     out["chromium"] = sum(h.cpu_seconds(p) or 0.0 for p in h.descendants(me) if p not in cluster_tree)

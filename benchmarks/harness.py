@@ -371,14 +371,21 @@ def pss_mb(pid: int) -> float | None:
     return None
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """utime + stime of one process, in seconds."""
+def cpu_seconds(pid: int, reaped: bool = False) -> float | None:
+    """utime + stime of one process, in seconds; with ``reaped``, also the time of its children that
+    ended and that it waited for (cutime + cstime)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat[stat.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return sum(int(f) for f in fields[11:15 if reaped else 13]) / CLK_TCK
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds of ``root`` and every process below it, those that ended included: a worker that ends
+    between two readings takes its time with it from the live processes, into its parent's reaped time."""
+    return sum(cpu_seconds(p, reaped=True) or 0.0 for p in (root, *descendants(root)))
 
 
 def descendants(root: int) -> list[int]:

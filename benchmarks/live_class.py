@@ -383,14 +383,14 @@ def app_server(store: str, settings: dict[str, str], logs: Path, name: str):
 
 
 def cpu_split(server_pid: int) -> dict[str, float]:
-    """CPU seconds so far: the server (and its children), redis-server, Chromium (every other process
-    below this one) and this process (the protocol sessions)."""
+    """CPU seconds so far: the server (and its children, ended ones included), redis-server, Chromium
+    (every other process below this one) and this process (the protocol sessions)."""
     server = {server_pid, *h.descendants(server_pid)}
     others = [p for p in h.descendants(os.getpid()) if p not in server]
     redis = [p for p in others if Path(f"/proc/{p}/comm").exists()
              and Path(f"/proc/{p}/comm").read_text().strip() == "redis-server"]
-    seconds = {p: h.cpu_seconds(p) or 0.0 for p in (*server, *others, os.getpid())}
-    return {"server": sum(seconds[p] for p in server), "redis": sum(seconds[p] for p in redis),
+    seconds = {p: h.cpu_seconds(p) or 0.0 for p in (*others, os.getpid())}
+    return {"server": h.tree_cpu_seconds(server_pid), "redis": sum(seconds[p] for p in redis),
             "browser": sum(seconds[p] for p in others if p not in redis), "benchmark": seconds[os.getpid()]}
 
 
