@@ -383,15 +383,18 @@ def app_server(store: str, settings: dict[str, str], logs: Path, name: str):
 
 
 def cpu_split(server_pid: int) -> dict[str, float]:
-    """CPU seconds so far: the server (and its children, ended ones included), redis-server, Chromium
-    (every other process below this one) and this process (the protocol sessions)."""
+    """CPU seconds so far: the server (and its children, ended ones included), of which its worker
+    processes (bundles built ahead), redis-server, Chromium (every other process below this one) and this
+    process (the protocol sessions)."""
     server = {server_pid, *h.descendants(server_pid)}
     others = [p for p in h.descendants(os.getpid()) if p not in server]
     redis = [p for p in others if Path(f"/proc/{p}/comm").exists()
              and Path(f"/proc/{p}/comm").read_text().strip() == "redis-server"]
     seconds = {p: h.cpu_seconds(p) or 0.0 for p in (*others, os.getpid())}
-    return {"server": h.tree_cpu_seconds(server_pid), "redis": sum(seconds[p] for p in redis),
-            "browser": sum(seconds[p] for p in others if p not in redis), "benchmark": seconds[os.getpid()]}
+    tree = h.tree_cpu_seconds(server_pid)
+    return {"server": tree, "workers": tree - (h.cpu_seconds(server_pid) or 0.0),
+            "redis": sum(seconds[p] for p in redis), "browser": sum(seconds[p] for p in others if p not in redis),
+            "benchmark": seconds[os.getpid()]}
 
 
 async def usage(server_pid: int, seconds: float, every: float = 5.0) -> dict:
@@ -708,7 +711,8 @@ def report_answers(a: dict) -> dict:
 
 def usage_line(u: dict) -> str:
     cpu = u["cpu_percent"]
-    return (f"server CPU {cpu['server']:.1f} % of one core (redis-server {cpu['redis']:.1f} %, Chromium "
+    return (f"server CPU {cpu['server']:.1f} % of one core, {cpu['workers']:.1f} % of it in worker processes "
+            f"(redis-server {cpu['redis']:.1f} %, Chromium "
             f"{cpu['browser']:.1f} %, this process {cpu['benchmark']:.1f} %; machine {u['machine_busy_percent']:.0f} % "
             f"of {os.cpu_count()} cores); RSS {u['rss_start_mb']:.0f} -> {u['rss_end_mb']:.0f} MB "
             f"({u['rss_growth_mb']:+.1f} MB, peak {u['rss_peak_mb']:.0f}, fit {u['rss_mb_per_min']:+.2f} MB/min)")

@@ -159,7 +159,7 @@ def explorer(state: ExplorerState) -> None:
 def question(record: LiveClass) -> None:
     """The question, its choices (the right one marked once revealed), and what to do next with it."""
     asked = QUESTIONS[record.question]
-    if st.session_state.get(SHOW_ME_AHEAD) != record.asked and build_ahead(show_me_parts(record, projector, t.lang)):
+    if st.session_state.get(SHOW_ME_AHEAD) != record.asked and build_ahead(show_me_parts(record, projector)):
         st.session_state[SHOW_ME_AHEAD] = record.asked  # (built while the class answers: "show me" opens at once)
     pick, go = st.columns([5, 1], vertical_alignment="bottom")
     chosen = pick.selectbox(t("class.question"), range(len(QUESTIONS)), index=record.question,

@@ -20,7 +20,7 @@ from .chrome import app_address, on_phone
 from .controls import BY_KEY, CONTROLS, ExplorerState, explorer_query
 from .lessons import QUESTIONS, lesson_facts
 from .live_class import LiveClass, Refused, shown
-from .text import LANGUAGES, Text
+from .text import Text
 
 EXPLORER_KEYS = {control.key for control in CONTROLS}
 POLL_SECONDS = 1.0  # how often, on average, a page asks whether the class moved on (followed within 2 s)
@@ -74,15 +74,14 @@ def view_state(view: Iterable[tuple[str, str]], projector: bool, phone: bool) ->
     return ExplorerState(**{k: v for k, v in values.items() if v is not None}, projector=projector, phone=phone)
 
 
-def show_me_parts(c: LiveClass, projector: bool, lang: str) -> list[tuple[ExplorerState, str, str]]:
-    """The bundle parts the class's pages open the question's "show me" view on (``server.bundles``'s
-    ``(look, lang, name)``): the teacher's page, a computer's and a phone's, in ``lang`` first, then in the
-    other language."""
+def show_me_parts(c: LiveClass, projector: bool) -> list[tuple[ExplorerState, str, str]]:
+    """The bundle parts the class's pages open the question's "show me" view on in the class's language
+    (``server.bundles``'s ``(look, lang, name)``): the teacher's page, a computer's and a phone's. (A student
+    who reads the other language has them built when the view opens: 6-7 s of a core each kind of page.)"""
     view = explorer_query(QUESTIONS[c.question].show_me).items()
     states = [view_state(view, projector, False), view_state(view, False, False), view_state(view, False, True)]
     opened = dict.fromkeys((sentence_and_look(s), range_part(range_first(s.shown_block))) for s in states)
-    return [(look, each, name) for each in sorted(LANGUAGES, key=lambda x: x != lang)
-            for look, in_focus in opened for name in (FIGURES, in_focus)]
+    return [(look, c.lang, name) for look, in_focus in opened for name in (FIGURES, in_focus)]
 
 
 def question_text(c: LiveClass, t: Text) -> None:

@@ -5,8 +5,7 @@
 // page's session went with it), or when the page has more to do (`again`), it asks for a run of the page.
 // If no run mounts it again (the request was sent while the socket was down), it asks again after `retry`
 // seconds, then twice as long each time: a request stops a run still going on a busy server and starts it
-// over. Nothing runs on the server between
-// changes but that small read.
+// over. Nothing runs on the server between changes but that small read.
 
 const timers = new WeakMap(); // parentElement -> its pending read
 

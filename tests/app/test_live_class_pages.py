@@ -122,7 +122,7 @@ def test_a_class_follows_the_teacher_through_a_question(lang, store, parts_asked
 
     pick(teacher, "question")
     asked = QUESTIONS[0]
-    assert parts_asked_ahead == [show_me_parts(store.read(code), False, lang)]  # its "show me", built as they answer
+    assert parts_asked_ahead == [show_me_parts(store.read(code), False)]  # its "show me", built as they answer
     again(*students)
     wrong = next(c for c in asked.choices if c != asked.answer)
     for student, choice in zip(students, (asked.answer, wrong, wrong), strict=True):
