@@ -655,6 +655,13 @@ def test_a_branch_is_labelled_with_its_own_value_not_the_sum(focus):
         assert f"[{branch[row, 0]:.3f}, {branch[row, 1]:.3f}]" in labels
 
 
+def test_a_value_label_is_on_opaque_white_so_no_line_shows_through_its_number():
+    """RMSNorm's dashed circle ran through "1.040": through a see-through box its dot read as a comma."""
+    state = ExplorerState(focus="ffn_norm", depth=1)
+    notes = [a for a in block_figure(state, explore(state), Text("en")).layout.annotations if a.xref != "paper"]
+    assert notes and all(a.bgcolor == "white" for a in notes)
+
+
 # --- contrast ----------------------------------------------------------------------------------
 
 

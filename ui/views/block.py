@@ -161,15 +161,16 @@ def block_cut(state: ExplorerState, result: Exploration, t: Text) -> dict:
 
 
 def _value_labels(tips: dict, font: int) -> list[dict]:
-    """Each value beside its arrow's tip, towards the chart's middle (never past its edge); of one
-    stage's two sentences the higher tip is labelled above it, the lower one below."""
+    """Each value beside its arrow's tip, towards the chart's middle (never past its edge), on white: a
+    line showing through would read as a mark in the number; of one stage's two sentences the higher tip
+    is labelled above it, the lower one below."""
     notes = []
     for labels in tips.values():
         highest = max(end[1] for end, _, _ in labels)
         for end, text, colour in labels:
             above = end[1] >= highest
             notes.append({"x": float(end[0]), "y": float(end[1]), "text": text, "showarrow": False,
-                          "bgcolor": "rgba(255,255,255,0.8)", "xanchor": "right" if end[0] > 0 else "left",
+                          "bgcolor": "white", "xanchor": "right" if end[0] > 0 else "left",
                           "yanchor": "bottom" if above else "top", "xshift": -6 if end[0] > 0 else 6,
                           "yshift": 4 if above else -4, "font": {"color": text_colour(colour), "size": font}})
     return notes
