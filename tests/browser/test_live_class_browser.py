@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import zxingcpp
 from PIL import Image
+from playwright.sync_api import expect
 
 from benchmarks.local_server import PHONE_USER_AGENT
 from server.lan import is_loopback, lan_address
@@ -57,7 +58,9 @@ def test_three_students_follow_answer_and_see_the_reveal(lan_server, new_page):
     open_app(laptop, f"{base}/class?lang=en", charts=False)
     laptop.get_by_role("button", name=EN("class.start")).click()
     laptop.get_by_text(EN("class.resume")).click()
-    resume = laptop.locator("code", has_text="key=").inner_text()
+    link_shown = laptop.locator("code", has_text="key=")
+    expect(link_shown).to_have_text(re.compile(r"/class\?class=\w+&key=[\w-]{32}&lang=en$"), timeout=60_000)
+    resume = link_shown.inner_text()
     key, code = (parse_qs(urlsplit(resume).query)[name][0] for name in ("key", "class"))
 
     teacher = new_page(1280, 720)  # the projector: a second tab that resumes the class
