@@ -7,6 +7,10 @@ priority, ``server.lab_worker``). Each part built is written as a file, and the 
 file is rewritten to list it: the browser reads the index and fetches only what it lists. The files
 are named by a keyed hash whose key never leaves the process, so only a session that has the
 sentence can name them. The most recently used :data:`KEPT` bundles are kept.
+
+With ``BLOCKSTAB_BUNDLE_CACHE`` set to a folder, the parts of the built-in examples' bundles (never a
+user's own sentence) are also kept there, under names that change with the code: every process of the
+machine (a cluster's replicas, a test run's servers) builds such a part once and reads it after.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from collections import OrderedDict
 from functools import partial
 from pathlib import Path
 
+from blockstab.scenario import PRESETS
 from ui.bundle import FIGURES, RANGE_FIRSTS, built_part, index, part_file, range_part
 from ui.controls import ExplorerState
 
@@ -65,7 +70,7 @@ def ensure(look: ExplorerState, lang: str, *names: str) -> None:
         try:
             with lock:
                 if name not in built(look, lang):
-                    keep(look, lang, name, built_part(look, lang, name))
+                    keep(look, lang, name, made(look, lang, name, shared_folder()))
         finally:
             with _KEEPING:
                 lock, waiting = _ENSURING.pop(part)
@@ -165,12 +170,44 @@ def by_distance(first: int) -> list[int]:
 
 def build_in_worker(look: ExplorerState, lang: str, name: str) -> str:
     """:func:`ui.bundle.built_part` in a worker process at the lowest priority (``server.lab_worker``)."""
-    return in_worker(partial(part_job, look, lang, name), BUILD_SECONDS, lambda fraction: None)
+    return in_worker(partial(part_job, look, lang, name, shared_folder()), BUILD_SECONDS, lambda fraction: None)
 
 
-def part_job(look: ExplorerState, lang: str, name: str, progress) -> str:
-    """:func:`ui.bundle.built_part` as a worker's job (``server.lab_worker.in_worker``: no progress)."""
-    return built_part(look, lang, name)
+def part_job(look: ExplorerState, lang: str, name: str, folder: Path | None, progress) -> str:
+    """:func:`made` as a worker's job (``server.lab_worker.in_worker``: no progress)."""
+    return made(look, lang, name, folder)
+
+
+def shared_folder() -> Path | None:
+    """The machine's folder of built-in examples' parts (``BLOCKSTAB_BUNDLE_CACHE``), if it is set."""
+    folder = os.environ.get("BLOCKSTAB_BUNDLE_CACHE")
+    return Path(folder) if folder else None
+
+
+def made(look: ExplorerState, lang: str, name: str, folder: Path | None) -> str:
+    """:func:`ui.bundle.built_part`, through ``folder`` for a built-in example: the first process to ask
+    builds the part while the others wait for it, then everyone reads it."""
+    if folder is None or look.example not in PRESETS.values():
+        return built_part(look, lang, name)
+    path = folder / f"{_code_version()}-{hashlib.sha256(repr((look, lang, name)).encode()).hexdigest()[:32]}.js"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            _write(path, built_part(look, lang, name))
+        return path.read_text(encoding="ascii")
+
+
+@functools.cache
+def _code_version() -> str:
+    """A digest of the code and texts a part is made from (the engine and ``ui/``): a shared part of
+    another version is never read."""
+    digest = hashlib.sha256()
+    for package in ("blockstab", "ui"):
+        root = Path(__file__).resolve().parents[1] / package
+        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".json", ".csv")):
+            digest.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def build_around(look: ExplorerState, lang: str, first: int) -> bool:

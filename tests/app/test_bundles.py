@@ -1,6 +1,8 @@
 """The bundles' store (server/bundles.py): parts built once and written as the files the app serves,
 each listed in the bundle's index once written, the least recently used bundles let go, the other
-block ranges built ahead in the background, and names no other session can work out."""
+block ranges built ahead in the background, names no other session can work out, and the machine's
+folder of built-in examples' parts. These tests build on demand: the run's shared folder
+(tests/conftest.py) is unset here."""
 
 from __future__ import annotations
 
@@ -47,6 +49,11 @@ from ui.controls import MAX_EXPLORER_DEPTH, ExplorerState
 from ui.text import Text
 
 LOOK = sentence_and_look(ExplorerState())
+
+
+@pytest.fixture(autouse=True)
+def built_here(monkeypatch):
+    monkeypatch.delenv("BLOCKSTAB_BUNDLE_CACHE", raising=False)
 
 
 @given(st.integers(1, MAX_EXPLORER_DEPTH))
@@ -181,6 +188,33 @@ def test_a_build_ahead_that_fails_is_logged_and_frees_the_builder(cheap, monkeyp
     assert "building a bundle's block ranges ahead stopped" in caplog.text
     assert ("Traceback" in caplog.text) == traceback and str(failure) in caplog.text
     assert built(LOOK, "en") == {FIGURES} and build_around(LOOK, "en", 41)
+
+
+def test_a_built_in_examples_part_is_built_once_on_the_machine_and_read_by_every_process_after(monkeypatch,
+                                                                                               tmp_path):
+    made, hold = [], threading.Event()
+    monkeypatch.setattr(bundles, "built_part", lambda look, lang, name: hold.wait(10) and made.append(name) or name)
+    shared = tmp_path / "shared"
+    read = []
+    asking = [threading.Thread(target=lambda: read.append(bundles.made(LOOK, "en", "blocks-1", shared)))
+              for _ in range(3)]  # (each opens the lock afresh, as another process does)
+    for thread in asking:
+        thread.start()
+    hold.set()
+    for thread in asking:
+        thread.join(10)
+    assert made == ["blocks-1"] and read == ["blocks-1"] * 3
+    assert bundles.made(LOOK, "zh", "blocks-1", shared) == "blocks-1" and made == ["blocks-1"] * 2  # another part
+    monkeypatch.setattr(bundles, "_code_version", lambda: "another version")
+    assert bundles.made(LOOK, "en", "blocks-1", shared) == "blocks-1" and len(made) == 3  # built afresh
+
+
+def test_a_users_own_sentences_parts_are_never_written_to_the_machines_folder(monkeypatch, tmp_path):
+    monkeypatch.setattr(bundles, "built_part", lambda look, lang, name: name)
+    own = sentence_and_look(ExplorerState(example=largest_sentence()))
+    assert bundles.made(own, "en", FIGURES, tmp_path) == FIGURES and list(tmp_path.iterdir()) == []
+    bundles.made(LOOK, "en", FIGURES, tmp_path)  # the lesson's is
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".js", ".lock"]
 
 
 def test_a_part_built_as_the_server_stops_is_let_go_not_written_into_a_removed_folder(cheap):

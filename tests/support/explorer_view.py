@@ -11,8 +11,10 @@ the browser reports: the component's state.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
@@ -29,8 +31,18 @@ def bundle_files(data: dict) -> dict:
     lists as built, by name."""
     prefix = bundles_folder() / data["bundle"].removeprefix(ROUTE)
     index = read_part((prefix.parent / f"{prefix.name}index.js").read_text(encoding="ascii"))
-    return {"index": index, **{name: read_part((prefix.parent / f"{prefix.name}{name}.js").read_text(encoding="ascii"))
-                               for name in index["built"]}}
+    return {"index": index, **{name: part(prefix.parent / f"{prefix.name}{name}.js") for name in index["built"]}}
+
+
+def part(path: Path) -> dict:
+    """A part's value, unpacked once: a part never changes under its name (read only, never changed)."""
+    stat = path.stat()
+    return _unpacked(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _unpacked(path: Path, mtime: int, size: int) -> dict:
+    return read_part(path.read_text(encoding="ascii"))
 
 
 def component_data(at: AppTest, name: str = "blockstab.instant") -> dict:
