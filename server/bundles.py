@@ -39,6 +39,9 @@ from .lab_worker import OverTime, WorkerCrashed, in_worker
 KEPT = 16  # bundles kept, the most recently used (the lesson's is about 1 MB on disk)
 BUILD_SECONDS = 60.0  # a part built in the background that takes longer is given up (it is built when asked for)
 ROUTE = "/api/bundles/"  # where the app serves the bundles' files (server.routes)
+# Whether the Explorer draws ahead in idle time (ui/explorer/draw.js); "false" spares a slow computer the work,
+# and a step then waits for its drawing.
+DRAW_AHEAD = os.environ.get("BLOCKSTAB_DRAW_AHEAD", "true") != "false"
 _built: OrderedDict[tuple[ExplorerState, str], set[str]] = OrderedDict()  # (look, lang) -> parts written
 _KEEPING = threading.Lock()  # held while _built and the files change
 _BUILDING = threading.Lock()  # held while a bundle's other ranges are built (build_around)

@@ -19,11 +19,12 @@ PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": Tru
 
 
 def mount_data(controls: list[Control] | tuple[Control, ...], view: dict, t: Text, projector: bool, bundle: str,
-               plotly: str, why_href: str | None = None, lead: int | None = None) -> dict:
+               plotly: str, why_href: str | None = None, lead: int | None = None, ahead: bool = True) -> dict:
     """The component's data: ``controls`` drawn in the browser, opened on ``view``, reading the bundle
     at ``bundle`` (a prefix: then a part's name and ``.js``) and Plotly.js at ``plotly``. ``why_href``
     links LayerNorm's 2-D note to the geometry page (none in the take-home folder). ``lead``: a view the
-    server leads (a live class's), taken by a mounted Explorer each time ``lead`` changes."""
+    server leads (a live class's), taken by a mounted Explorer each time ``lead`` changes. ``ahead``: in
+    idle time the browser draws the views a student most likely asks for next."""
     return {
         "bundle": bundle,
         "plotly": plotly,
@@ -44,6 +45,7 @@ def mount_data(controls: list[Control] | tuple[Control, ...], view: dict, t: Tex
         "controls_for": f"{t.lang}-{projector}-{','.join(c.key for c in controls)}",  # redrawn on a change
         "view": view,
         "lead": lead,
+        "ahead": ahead,
     }
 
 

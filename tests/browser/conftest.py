@@ -28,8 +28,9 @@ new MutationObserver(records => {
 
 
 # The Depth lab's deadline out of the way: these tests check what the lab draws, and a loaded CI machine
-# must not decide it (what the deadline stops has its own tests, tests/app/test_lab_fair.py).
-SERVER_ENV = {**os.environ, "BLOCKSTAB_LAB_SECONDS": "600"}
+# must not decide it (what the deadline stops has its own tests, tests/app/test_lab_fair.py). The Explorer
+# draws nothing ahead but where a test says it tests that (``drawing_ahead``): it is a sixth of a load's work.
+SERVER_ENV = {**os.environ, "BLOCKSTAB_LAB_SECONDS": "600", "BLOCKSTAB_DRAW_AHEAD": "false"}
 SERVER_LOG: list[Path] = []  # the running server's log, shown under every failed browser test
 
 
@@ -74,6 +75,13 @@ def lan_server(tmp_path_factory):
     a live class counts 3 answers per address (the tests' students all come from this machine)."""
     with served(tmp_path_factory.mktemp("lan") / "server.log", extra=("--lan",),
                 env={"BLOCKSTAB_ANSWERS_PER_ADDRESS": "3"}) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def drawing_ahead(tmp_path_factory):
+    """The app's server as it runs by default, its Explorer drawing ahead, for a module of its own."""
+    with served(tmp_path_factory.mktemp("ahead") / "server.log", env={"BLOCKSTAB_DRAW_AHEAD": "true"}) as running:
         yield running
 
 

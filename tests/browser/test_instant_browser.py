@@ -431,10 +431,11 @@ AHEAD_OF = """want => { const ahead = JSON.parse(document.querySelector('.instan
   return ahead && Object.entries(want).every(([key, value]) => ahead[key] === value); }"""  # its views beside drawn
 
 
-def test_the_next_depths_and_the_residual_flipped_are_drawn_ahead_so_those_steps_draw_nothing(page, app_url):
+def test_the_next_depths_and_the_residual_flipped_are_drawn_ahead_so_those_steps_draw_nothing(page, drawing_ahead):
     """In idle time the Explorer draws the depths on either side off the page, and after a pause
     the residual switch flipped: a step to one of them is a swap of charts drawn with the engine's
     numbers, and nothing is drawn on the page; another setting is drawn when asked for."""
+    app_url, _ = drawing_ahead
     open_app(page, f"{app_url}/?lang=en")
     page.wait_for_function(AHEAD_OF, arg={"depth": 24})
     page.evaluate(COUNT_SHOWN_DRAWS)
@@ -456,9 +457,10 @@ def test_the_next_depths_and_the_residual_flipped_are_drawn_ahead_so_those_steps
     assert_healthy(page)
 
 
-def test_a_walk_of_the_block_by_page_up_draws_its_next_step_ahead_in_the_next_range(page, app_url):
+def test_a_walk_of_the_block_by_page_up_draws_its_next_step_ahead_in_the_next_range(page, drawing_ahead):
     """After a PageUp on the block (ten blocks, into another range), the block ten further on is drawn
     ahead once its range is read: a second PageUp is a swap of a chart drawn with the engine's numbers."""
+    app_url, _ = drawing_ahead
     open_app(page, f"{app_url}/?lang=en&block=2")
     deadline = time.monotonic() + 300  # a wait, not a budget: the ranges beside are built after the page
     while "blocks-21" not in parts_built(page, app_url) and time.monotonic() < deadline:

@@ -95,7 +95,7 @@ export async function draw(mount, data) {
   const at = ranges.indexOf(range);
   const generation = mount.generation;
   Promise.all([ranges[at + 1], ranges[at - 1]].filter(Boolean).map((beside) => holdRange(mount, beside)))
-    .then(() => requestIdleCallback(() => drawAhead(mount, data, generation)));
+    .then(() => data.ahead && requestIdleCallback(() => drawAhead(mount, data, generation)));
 }
 
 // After a change, one sentence in the live region for a screen reader: the control and its new value,
