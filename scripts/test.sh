@@ -2,7 +2,10 @@
 # One command: set up, lint (ruff, ESLint) and run every test (engine, views, pages, the browser side's own tests
 # under node, servers, a real Redis, real headless Chromium).
 # A browser, a Redis or an HAProxy that cannot start is a failure, never a skip.
-#   bash scripts/test.sh                  everything, a worker per core, each file in one worker (what CI runs)
+#   bash scripts/test.sh                  everything, a worker per core, each file in one worker (what CI runs);
+#                                         the browser's pages, sizes and languages pairwise (tests/support/matrix.py)
+#   bash scripts/test.sh --full-matrix    the same with every page at every size in every language (before a change
+#                                         to a layout, the CSS or a catalog lands)
 #   bash scripts/test.sh --quick          engine, view and page tests: no server, no browser
 #   bash scripts/test.sh tests/browser/test_lab_browser.py   one file (pytest's arguments), in one process
 set -euo pipefail
@@ -22,6 +25,10 @@ command -v node >/dev/null && command -v npm >/dev/null || need nodejs npm
 [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --silent
 .venv/bin/python -m ruff check .
 npx --no-install eslint ui tests/js eslint.config.js
+if [ "${1:-}" = "--full-matrix" ]; then
+  shift
+  export BLOCKSTAB_FULL_MATRIX=1
+fi
 if [ "${1:-}" = "--quick" ]; then
   shift
   exec .venv/bin/python -m pytest -n auto --dist loadfile tests/engine tests/views tests/app "$@"

@@ -64,6 +64,21 @@ CHART_NAMES = """() => [...document.querySelectorAll('.js-plotly-plot')]
   .filter(gd => gd.getBoundingClientRect().width > 0 && !gd.closest('[aria-hidden=true]'))  // (not one drawn ahead)
   .map(gd => gd.closest('[role=figure]')?.getAttribute('aria-label') ?? null)"""
 
+# Every visible piece of SVG text in the page's charts, with the fill the browser computed.
+CHART_TEXT = """() => [...document.querySelectorAll('.js-plotly-plot svg text')]
+  .filter(el => el.textContent.trim() && el.getBBox().width > 0 && !el.closest('[aria-hidden=true] .js-plotly-plot'))
+  .map(el => [el.textContent.trim().slice(0, 30), getComputedStyle(el).fill])"""
+
+
+def contrast_on_white(rgb: str) -> float:
+    """The contrast of a colour (``rgb(…)``) on white, as WCAG defines it."""
+    channels = [float(v) / 255 for v in re.findall(r"[\d.]+", rgb)[:3]]
+    linear = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in channels]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    return 1.05 / (luminance + 0.05)
+
+
+
 # Plotly's SVGs a screen reader would read (their tick labels): none, each chart is named in words.
 SVGS_HEARD = """() => [...document.querySelectorAll('.js-plotly-plot .main-svg')]
   .filter(svg => !svg.closest('[aria-hidden=true]')).length"""
@@ -212,7 +227,8 @@ NUMBERS = """() => { const part = document.querySelector('.instant-numbers');
 
 def assert_shows(page, state: ExplorerState, lang: str = "en") -> None:
     """The three charts draw what the view functions draw for ``state`` and are named by its
-    descriptions, the verdict is its own and the numbers table is its block's."""
+    descriptions, the verdict is its own (in projector mode the compact one, with LayerNorm's 2-D caveat
+    in its box) and the numbers table is its block's."""
     t, result = Text(lang), explore(state)
     inside = figure_state("block", state)
     assert page.evaluate(NUMBERS) == {"title": t("explorer.numbers", block=state.shown_block),
@@ -225,7 +241,10 @@ def assert_shows(page, state: ExplorerState, lang: str = "en") -> None:
             for axis in ("x", "y"):
                 want = np.array([np.nan if v is None else v for v in np.asarray(tr[axis], dtype=object)], dtype=float)
                 np.testing.assert_allclose(np.array(d[axis], dtype=float), want, rtol=1e-9, atol=1e-12)
-    assert page.inner_text(VERDICT).strip() == plain_text(verdict(state, result, t))
+    said = plain_text(verdict(state, result, t, compact=state.projector))
+    if state.projector and state.norm_used == "layernorm":
+        said += " " + t("explorer.layernorm_2d_short")
+    assert page.inner_text(VERDICT).strip() == said
     assert page.evaluate(CHART_NAMES) == [block_description(inside, explore(inside), t),
                                           depth_description(state, result, t), readouts_description(state, result, t)]
 
