@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from server.class_store import class_store
+from server.client_address import address_of, behind_proxy
 from server.lan import students_address
 from server.routes import CLASS_VERSION, PROCESS
 
@@ -33,16 +34,10 @@ follower = st.components.v2.component("blockstab.follow", js=FOLLOW_JS.read_text
 
 
 def client_address() -> str:
-    """The address the page's connection came from (the per-address limits): behind a proxy
-    (``BLOCKSTAB_BEHIND_PROXY``, set where only the proxy reaches the app), the one the proxy appended to
-    X-Forwarded-For, the last entry of its last header (HAProxy adds a header after any the client sent:
-    ``headers.get`` would give the first, a forged one); "unknown" when the session has no address
-    (AppTest gives a stand-in object)."""
-    address = st.context.ip_address
-    forwarded = st.context.headers.get_all("X-Forwarded-For") if os.environ.get("BLOCKSTAB_BEHIND_PROXY") else []
-    if forwarded:
-        return forwarded[-1].rsplit(",", 1)[-1].strip()
-    return address if isinstance(address, str) else "unknown"
+    """The address the page's connection came from (the per-address limits), by the rule the app's routes
+    follow too (``server.client_address``): behind a proxy, the last entry of the last X-Forwarded-For header;
+    "unknown" when the session has no address (AppTest gives a stand-in object)."""
+    return address_of(st.context.ip_address, st.context.headers.get_all("X-Forwarded-For"), behind_proxy())
 
 
 def act(t: Text, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveClass | None:

@@ -1,0 +1,345 @@
+"""Per-address limits on the app's own HTTP routes (issue #48, ``server/address_limits.py``): a bucket of
+requests per address and a bound on its open event streams, refused with a translated 429; the address
+read by one rule (``server/client_address.py``). On a tiny Starlette app with a clock the test moves, then
+on a real server: one address flooding is refused while another computer is still answered."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import http.client
+import json
+import os
+from pathlib import Path
+
+import pytest
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse, StreamingResponse
+from starlette.routing import Route
+
+from benchmarks.local_server import streamlit_server
+from server.address_limits import TOO_MANY_REQUESTS, TOO_MANY_STREAMS, AddressLimits, language
+from server.client_address import UNKNOWN, address_of
+from server.routes import CLASS_VERSION
+from ui.text import Text
+
+ROOT = Path(__file__).resolve().parents[2]
+FOREVER = 1e9  # a rate no test waits out
+
+
+def in_own_loop(coroutine):
+    """Run ``coroutine`` in a thread of its own (the browser tests leave an event loop running)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def page(_request):
+    return PlainTextResponse("ok")
+
+
+async def events(request):
+    """A class's event stream: ``END`` ends after one event, ``FAIL`` raises after it, any other code stays
+    open until the client leaves or the server cancels it."""
+    code = request.path_params["code"]
+
+    async def stream():
+        yield b"data: hello\n\n"
+        if code == "FAIL":
+            raise RuntimeError("the route failed")
+        if code != "END":
+            await asyncio.Event().wait()
+
+    return StreamingResponse(stream(), media_type="text/event-stream")
+
+
+TINY = Starlette(routes=[Route("/join", page), Route("/api/class/{code}/version", page),
+                         Route("/api/class/{code}/events", events), Route("/{other:path}", page)])
+
+
+def limits(rate=FOREVER, burst=1000, streams=1000, proxied=False, most=1000, clock=None) -> AddressLimits:
+    return AddressLimits(TINY, rate=rate, burst=burst, streams=streams, proxied=proxied, most=most,
+                         clock=clock or Clock())
+
+
+async def call(app, path: str, client: str | None = "10.0.0.1", headers=(), query: bytes = b"",
+               gone: asyncio.Event | None = None, streaming: asyncio.Event | None = None,
+               ) -> tuple[int, dict[str, str], bytes]:
+    """One GET through ``app`` as a server hands it over: ``(status, headers, body)``. The client leaves
+    (``http.disconnect``) once ``gone`` is set, else never; ``streaming`` is set once a body's first part came."""
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "root_path": "", "query_string": query,
+             "headers": [(name.lower().encode(), value.encode()) for name, value in headers],
+             "client": (client, 50000) if client else None, "server": ("testserver", 80)}
+    asked = False
+
+    async def receive():
+        nonlocal asked
+        if not asked:
+            asked = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await (gone or asyncio.Event()).wait()
+        return {"type": "http.disconnect"}
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+        if streaming and message["type"] == "http.response.body":
+            streaming.set()
+
+    await app(scope, receive, send)
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, body
+
+
+def statuses(app, path: str, count: int, **kwargs) -> list[int]:
+    async def run():
+        return [(await call(app, path, **kwargs))[0] for _ in range(count)]
+
+    return in_own_loop(run())
+
+
+def test_a_bucket_lets_its_burst_through_then_refills_at_its_rate():
+    clock = Clock()
+    app = limits(rate=2.0, burst=3, clock=clock)
+    path = CLASS_VERSION.format(code="ABCDEF")
+    assert statuses(app, path, 4) == [200, 200, 200, 429]
+    clock.now += 0.5  # one request's worth
+    assert statuses(app, path, 2) == [200, 429]
+    clock.now += 60  # full again, never past the burst
+    assert statuses(app, path, 4) == [200, 200, 200, 429]
+
+
+def test_each_address_has_its_own_bucket():
+    app = limits(burst=2, rate=0.001)
+    assert statuses(app, "/join", 3, client="10.0.0.1") == [200, 200, 429]
+    assert statuses(app, "/join", 1, client="10.0.0.2") == [200]
+
+
+@pytest.mark.parametrize(("query", "accept", "lang"), [
+    (b"lang=zh", "en-US,en;q=0.9", "zh"),
+    (b"lang=en", "zh-CN,zh;q=0.9", "en"),
+    (b"lang=fr&me=x", "fr-FR, zh-Hans;q=0.8, en;q=0.5", "zh"),
+    (b"", "de-DE, en-GB;q=0.7", "en"),
+    (b"", "", "en"),
+])
+def test_a_refusal_is_a_429_with_retry_after_and_its_message_in_the_requests_language(query, accept, lang):
+    app = limits(rate=0.25, burst=1)
+    in_own_loop(call(app, "/api/class/ABCDEF/version"))
+    status, headers, body = in_own_loop(call(app, "/api/class/ABCDEF/version", query=query,
+                                             headers=[("Accept-Language", accept)]))
+    assert status == 429 and headers["retry-after"] == "4" and headers["content-type"] == "application/json"
+    assert json.loads(body) == {"error": TOO_MANY_REQUESTS, "message": Text(lang)(TOO_MANY_REQUESTS)}
+
+
+def test_both_refusals_are_in_both_catalogs_and_differ():
+    for key in (TOO_MANY_REQUESTS, TOO_MANY_STREAMS):
+        assert Text("en")(key) != Text("zh")(key)
+    assert language(b"lang=zh", "") == "zh" and language(b"lang=xx", "ZH-tw") == "zh"
+
+
+def test_a_retry_after_is_whole_seconds_and_at_least_one():
+    app = limits(rate=20.0, burst=1)
+    in_own_loop(call(app, "/join"))
+    status, headers, _ = in_own_loop(call(app, "/join"))
+    assert status == 429 and headers["retry-after"] == "1"  # 0.05 s to wait
+
+
+@pytest.mark.parametrize("path", ["/", "/class", "/joined", "/join/x", "/apiary", "/_stcore/health", "/static/app.js",
+                                  "/_stcore/stream", "/component/blockstab.follow/index.js"])
+def test_paths_outside_join_and_api_are_never_limited(path):
+    app = limits(rate=0.001, burst=1, streams=0)
+    assert statuses(app, path, 20) == [200] * 20
+
+
+@pytest.mark.parametrize("path", ["/join", "/api/bundles/x-index.js", "/api/class-files/v1/page.js",
+                                  "/api/class/ABCDEF/state"])
+def test_the_apps_own_routes_are_limited(path):
+    assert statuses(limits(rate=0.001, burst=1), path, 2) == [200, 429]
+
+
+def test_a_websocket_or_lifespan_passes_untouched():
+    seen = []
+
+    async def inner(scope, receive, send):
+        seen.append(scope["type"])
+
+    app = AddressLimits(inner, rate=0.001, burst=0, streams=0, proxied=False, clock=Clock())
+    for kind in ("websocket", "lifespan"):
+        in_own_loop(app({"type": kind, "path": "/api/x", "headers": []}, None, None))
+    assert seen == ["websocket", "lifespan"]
+
+
+STREAM = "/api/class/{}/events"
+
+
+def test_a_streams_place_is_released_when_it_ends():
+    app = limits(streams=1)
+
+    async def run():
+        assert (await call(app, STREAM.format("END")))[2] == b"data: hello\n\n"
+        assert (await call(app, STREAM.format("END")))[0] == 200
+        return app.open_streams
+
+    assert in_own_loop(run()) == {}
+
+
+def test_a_streams_place_is_held_while_it_is_open_and_released_when_the_client_leaves():
+    app = limits(streams=2)
+
+    async def run():
+        gone, streaming = asyncio.Event(), [asyncio.Event(), asyncio.Event()]
+        held = [asyncio.create_task(call(app, STREAM.format("HOLD"), gone=gone, streaming=s)) for s in streaming]
+        await asyncio.gather(*(s.wait() for s in streaming))
+        third = await call(app, STREAM.format("HOLD"), query=b"lang=zh")
+        other = asyncio.create_task(call(app, STREAM.format("END"), client="10.0.0.2"))
+        counted = dict(app.open_streams)
+        gone.set()
+        await asyncio.gather(*held)
+        return third, counted, await other, dict(app.open_streams)
+
+    third, counted, other, after = in_own_loop(run())
+    assert counted == {"10.0.0.1": 2}
+    status, headers, body = third
+    assert status == 429 and int(headers["retry-after"]) >= 1
+    assert json.loads(body) == {"error": TOO_MANY_STREAMS, "message": Text("zh")(TOO_MANY_STREAMS)}
+    assert other[0] == 200  # another computer's stream
+    assert after == {}
+    assert statuses(app, STREAM.format("END"), 3) == [200, 200, 200]
+
+
+def test_a_streams_place_is_released_when_its_route_fails_or_the_server_cancels_it():
+    app = limits(streams=1)
+
+    async def run():
+        with pytest.raises(RuntimeError, match="the route failed"):
+            await call(app, STREAM.format("FAIL"))
+        failed = dict(app.open_streams)
+        streaming = asyncio.Event()
+        held = asyncio.create_task(call(app, STREAM.format("HOLD"), streaming=streaming))
+        await streaming.wait()
+        open_ = dict(app.open_streams)
+        held.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await held
+        return failed, open_, dict(app.open_streams)
+
+    assert in_own_loop(run()) == ({}, {"10.0.0.1": 1}, {})
+    assert statuses(app, STREAM.format("END"), 1) == [200]
+
+
+def test_forged_addresses_cost_a_bounded_table_and_idle_buckets_are_dropped():
+    """A script behind the proxy naming a new address in each request (or coming from many): the table stays
+    within its bound, and a bucket idle for as long as it takes to refill is dropped (it was full)."""
+    clock = Clock()
+    app = limits(rate=10.0, burst=20, proxied=True, most=500, clock=clock)
+
+    async def run():
+        for n in range(5000):
+            await call(app, "/join", client="127.0.0.1", headers=[("X-Forwarded-For", f"10.{n // 256}.{n % 256}.1")])
+            clock.now += 0.0001
+            assert len(app.requests.buckets) <= 500
+
+    in_own_loop(run())
+    assert len(app.requests.buckets) == 500
+    clock.now += 2.0  # 20 tokens at 10 a second: all of them full again
+    assert statuses(app, "/join", 1, client="10.9.9.9") == [200] and list(app.requests.buckets) == ["10.9.9.9"]
+
+
+def test_a_bucket_in_use_is_kept_while_others_come_and_go():
+    clock = Clock()
+    app = limits(rate=1.0, burst=2, most=10_000, clock=clock)
+    assert statuses(app, "/join", 2, client="10.0.0.1") == [200, 200]
+
+    async def others():
+        for n in range(1000):
+            clock.now += 0.0015
+            await call(app, "/join", client=f"10.1.{n // 256}.{n % 256}")
+
+    in_own_loop(others())
+    assert statuses(app, "/join", 1, client="10.0.0.1") == [200]  # 1.5 tokens earned in the 1.5 s that passed
+    assert statuses(app, "/join", 1, client="10.0.0.1") == [429]
+
+
+def test_behind_the_proxy_the_last_entry_of_the_last_header_is_the_address():
+    """A client's own X-Forwarded-For headers (any number, any entries) come before the proxy's: one bucket."""
+    app = limits(rate=0.001, burst=2, proxied=True)
+    forged = [[("X-Forwarded-For", f"1.2.3.{n}, 5.6.7.{n}"), ("X-Forwarded-For", "192.168.1.7")] for n in range(3)]
+    got = [in_own_loop(call(app, "/join", client="127.0.0.1", headers=h))[0] for h in forged]
+    assert got == [200, 200, 429]
+    assert statuses(app, "/join", 1, client="127.0.0.1", headers=[("X-Forwarded-For", "192.168.1.8")]) == [200]
+
+
+def test_without_the_proxy_x_forwarded_for_is_ignored():
+    app = limits(rate=0.001, burst=2)
+    got = [in_own_loop(call(app, "/join", headers=[("X-Forwarded-For", f"1.2.3.{n}")]))[0] for n in range(3)]
+    assert got == [200, 200, 429]
+
+
+@pytest.mark.parametrize(("peer", "forwarded", "proxied", "address"), [
+    ("10.0.0.5", [], False, "10.0.0.5"),
+    ("10.0.0.5", ["1.1.1.1"], False, "10.0.0.5"),
+    ("127.0.0.1", ["1.1.1.1, 2.2.2.2", "3.3.3.3 , 4.4.4.4"], True, "4.4.4.4"),
+    ("127.0.0.1", [], True, "127.0.0.1"),
+    ("127.0.0.1", ["1.1.1.1,"], True, "127.0.0.1"),  # an empty last entry names no one
+    (None, [], False, UNKNOWN),
+    (object(), ["1.1.1.1"], False, UNKNOWN),  # AppTest's stand-in session
+])
+def test_the_address_rule(peer, forwarded, proxied, address):
+    assert address_of(peer, forwarded, proxied) == address
+
+
+def test_a_request_without_a_client_is_counted_as_unknown():
+    app = limits(rate=0.001, burst=1)
+    assert statuses(app, "/join", 2, client=None) == [200, 429]
+    assert list(app.requests.buckets) == [UNKNOWN]
+
+
+# --- a real server ---------------------------------------------------------------------------------------
+
+BURST = 5
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The app as ``python -m server`` serves it, with a small burst and a rate no test waits out."""
+    env = {k: v for k, v in os.environ.items() if k != "BLOCKSTAB_BEHIND_PROXY"}
+    env |= {"BLOCKSTAB_REQUEST_BURST": str(BURST), "BLOCKSTAB_REQUESTS_PER_SECOND": "0.05"}
+    with streamlit_server("app.py", tmp_path_factory.mktemp("limits") / "server.log", ROOT, env=env) as (base, _):
+        yield int(base.rsplit(":", 1)[1])
+
+
+def get(connection: http.client.HTTPConnection, path: str) -> tuple[int, dict[str, str], bytes]:
+    connection.request("GET", path, headers={"Accept-Language": "zh-CN,zh;q=0.9"})
+    response = connection.getresponse()
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+
+
+def test_one_computer_flooding_is_refused_while_another_is_answered(served):
+    """The embedded server sees each socket's peer address: a client bound to 127.0.0.2 is another computer."""
+    path = CLASS_VERSION.format(code="ABCDEF") + "?me=" + "a" * 16
+    flooder = http.client.HTTPConnection("127.0.0.1", served, timeout=30)  # one keep-alive connection
+    other = http.client.HTTPConnection("127.0.0.1", served, timeout=30, source_address=("127.0.0.2", 0))
+    try:
+        flood = [get(flooder, path) for _ in range(3 * BURST)]
+        answered = get(other, path)
+        health = get(flooder, "/_stcore/health")
+    finally:
+        flooder.close()
+        other.close()
+    codes = [status for status, _, _ in flood]
+    assert codes[:BURST] == [200] * BURST and codes[BURST:] == [429] * (2 * BURST), codes
+    _, headers, body = flood[-1]
+    assert int(headers["retry-after"]) >= 1
+    assert json.loads(body) == {"error": TOO_MANY_REQUESTS, "message": Text("zh")(TOO_MANY_REQUESTS)}
+    assert answered[0] == 200 and json.loads(answered[2])["version"] is None
+    assert health[0] == 200  # Streamlit's own routes are not limited
