@@ -7,8 +7,9 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from server.address_limits import AddressLimits
+from server.compression import Compression
 from server.fair_share import InboundLimit
 from server.routes import ROUTES
 
 app = st.App(Path(__file__).resolve().parents[1] / "app.py", routes=ROUTES,
-             middleware=[Middleware(InboundLimit), Middleware(AddressLimits)])
+             middleware=[Middleware(Compression), Middleware(InboundLimit), Middleware(AddressLimits)])
