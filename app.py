@@ -53,7 +53,6 @@ def route() -> None:
         st.Page("pages/real_model.py", title=t("page.real"), icon=":material/psychology:", url_path="real"),
         st.Page("pages/teachers.py", title=t("page.teachers"), icon=":material/school:", url_path="teach"),
         st.Page("pages/live_class.py", title=t("page.class"), icon=":material/co_present:", url_path="class"),
-        st.Page("pages/join_class.py", title=t("page.join"), icon=":material/phone_iphone:", url_path="join"),
     ]
     try:
         st.navigation(pages, position="sidebar").run()

@@ -3,6 +3,7 @@ import js from "@eslint/js";
 import globals from "globals";
 
 export default [
+  { ignores: ["ui/vendor/"] }, // (third-party files, as published: ui/vendor/README.md)
   js.configs.recommended,
   { files: ["ui/**/*.js"], languageOptions: { globals: { ...globals.browser, Plotly: "readonly" } } },
   { files: ["tests/js/**/*.js", "eslint.config.js"], languageOptions: { globals: globals.node } },

@@ -5,21 +5,11 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from server.bundles import build_ahead
-from server.caches import figure_cached
+from server.class_files import build_ahead_for
 from server.class_store import STARTS_PER_HOUR, class_store
 from ui.chrome import app_address, chart, language
 from ui.class_views import answers_description, answers_figure, join_code_svg
-from ui.classroom import (
-    act,
-    class_state,
-    client_address,
-    explanation,
-    follow,
-    join_link,
-    question_text,
-    show_me_parts,
-)
+from ui.classroom import act, class_state, client_address, explanation, follow, join_link, question_text
 from ui.controls import BY_KEY, ExplorerState, explorer_query
 from ui.instant_explorer import INSTANT, instant_explorer, reported_view
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
@@ -41,10 +31,9 @@ from ui.live_class import (
     show_step,
     show_view,
     start,
-    teacher_token,
 )
 from ui.text import Text
-from ui.tour_step import figures_ahead, tour_step
+from ui.tour_step import tour_step
 from ui.widgets import url_value
 
 t = Text(language())
@@ -53,8 +42,6 @@ store = class_store()
 CODE, KEY = "class_code", "class_key"  # this session's class and the teacher's key (never in a student's page)
 LED = "class_led"  # how many times the class's Explorer view was set here, not in the browser (show me)
 REPORTED = "class_reported"  # the view the teacher's browser last reported
-SHOW_ME_AHEAD = "class_show_me_ahead"  # the question (its ``asked``) whose "show me" view is built ahead
-AHEAD = "class_ahead"  # (the class's version, the next tour step's figures this page has still to build)
 
 
 def start_class() -> None:
@@ -68,6 +55,7 @@ def start_class() -> None:
             if store.create(record):
                 st.session_state.update({CODE: record.code, KEY: key})
                 st.query_params["class"] = record.code
+                build_ahead_for(t.lang)  # (the students' "show me": ready by the time it is asked for)
                 return
         except Refused as refused:
             st.error(t(refused.key), icon=":material/block:")
@@ -131,20 +119,6 @@ def status(record: LiveClass) -> None:
         st.warning(t("class.refused", count=record.refused), icon=":material/block:")
 
 
-def figure_ahead(record: LiveClass) -> tuple[tuple | None, bool]:
-    """The next tour step's figure this run builds (``figure_cached``'s arguments), if any, and whether more
-    are due after it: none in the run that shows a step (the class's runs of it come now), then one a run,
-    a poll apart. A figure built then is one no student's run of the next step waits for."""
-    if record.activity != "tour" or record.step == len(TOUR) - 1:
-        return None, False
-    version, due = st.session_state.get(AHEAD, (None, []))
-    if version != record.version:
-        due = figures_ahead(TOUR[record.step + 1], projector, t.lang)
-        st.session_state[AHEAD] = record.version, due
-        return None, bool(due)
-    return (due.pop(0) if due else None), bool(due)
-
-
 @st.fragment
 def explorer(state: ExplorerState) -> None:
     """The Explorer with its controls: what the teacher's browser reports becomes the class's view."""
@@ -159,8 +133,6 @@ def explorer(state: ExplorerState) -> None:
 def question(record: LiveClass) -> None:
     """The question, its choices (the right one marked once revealed), and what to do next with it."""
     asked = QUESTIONS[record.question]
-    if st.session_state.get(SHOW_ME_AHEAD) != record.asked and build_ahead(show_me_parts(record, projector)):
-        st.session_state[SHOW_ME_AHEAD] = record.asked  # (built while the class answers: "show me" opens at once)
     pick, go = st.columns([5, 1], vertical_alignment="bottom")
     chosen = pick.selectbox(t("class.question"), range(len(QUESTIONS)), index=record.question,
                             key=f"class_question_{record.asked}",
@@ -185,8 +157,7 @@ def question(record: LiveClass) -> None:
 def lead(record: LiveClass) -> None:
     """How to join, how many are in, and the controls of what the class sees; followed as a student's
     page is, never run by a timer (docs/live-class.md says why)."""
-    build, more = figure_ahead(record)
-    follow(record, teacher_token(record), again=more)
+    follow(record)
     link, reachable = join_link(record.code, t.lang)
     with st.expander(t("class.how_to_join"), expanded=True, icon=":material/qr_code_2:"):  # folded once all are in
         words, code = st.columns([3, 2])
@@ -235,8 +206,6 @@ def lead(record: LiveClass) -> None:
             st.caption(t("class.resume_note"))
             query = urlencode({"class": record.code, "key": st.session_state[KEY], "lang": t.lang})
             st.code(f"{app_address()}/class?{query}", language=None)
-    if build:
-        figure_cached(*build)
 
 
 st.title(t("class.title"))

@@ -66,19 +66,36 @@ def ensure(look: ExplorerState, lang: str, *names: str) -> None:
     another session's thread is building is waited for, not built again: a class whose pages open one
     view at once builds it once."""
     for name in names:
-        part = look, lang, name
-        with _KEEPING:
-            lock, waiting = _ENSURING.get(part, (threading.Lock(), 0))
-            _ENSURING[part] = lock, waiting + 1
+        _once(look, lang, name, partial(made, look, lang, name, shared_folder()))
+
+
+def shared_part(look: ExplorerState, lang: str, name: str) -> str:
+    """A part's file that every student of a live class reads (``server.class_files``): built in a worker
+    process by the first to ask while the others wait, then read from this server's folder."""
+    while True:
+        _once(look, lang, name, partial(build_in_worker, look, lang, name))
         try:
-            with lock:
-                if name not in built(look, lang):
-                    keep(look, lang, name, made(look, lang, name, shared_folder()))
-        finally:
-            with _KEEPING:
-                lock, waiting = _ENSURING.pop(part)
-                if waiting > 1:
-                    _ENSURING[part] = lock, waiting - 1
+            return (bundles_folder() / file_name(look, lang, name)).read_text(encoding="ascii")
+        except FileNotFoundError:  # let go meanwhile (KEPT): built again, unless the server is stopping
+            if not bundles_folder().is_dir():
+                raise
+
+
+def _once(look: ExplorerState, lang: str, name: str, build) -> None:
+    """``build()`` the part and keep it, unless it is written; by one thread at a time per part."""
+    part = look, lang, name
+    with _KEEPING:
+        lock, waiting = _ENSURING.get(part, (threading.Lock(), 0))
+        _ENSURING[part] = lock, waiting + 1
+    try:
+        with lock:
+            if name not in built(look, lang):
+                keep(look, lang, name, build())
+    finally:
+        with _KEEPING:
+            lock, waiting = _ENSURING.pop(part)
+            if waiting > 1:
+                _ENSURING[part] = lock, waiting - 1
 
 
 def part_text(look: ExplorerState, lang: str, name: str) -> str:
@@ -192,7 +209,7 @@ def made(look: ExplorerState, lang: str, name: str, folder: Path | None) -> str:
     builds the part while the others wait for it, then everyone reads it."""
     if folder is None or look.example not in PRESETS.values():
         return built_part(look, lang, name)
-    path = folder / f"{_code_version()}-{hashlib.sha256(repr((look, lang, name)).encode()).hexdigest()[:32]}.js"
+    path = folder / f"{code_version()}-{hashlib.sha256(repr((look, lang, name)).encode()).hexdigest()[:32]}.js"
     folder.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -202,7 +219,7 @@ def made(look: ExplorerState, lang: str, name: str, folder: Path | None) -> str:
 
 
 @functools.cache
-def _code_version() -> str:
+def code_version() -> str:
     """A digest of the code and texts a part is made from (the engine and ``ui/``): a shared part of
     another version is never read."""
     digest = hashlib.sha256()

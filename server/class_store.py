@@ -1,8 +1,10 @@
 """Where live classes (``ui.live_class``) are kept: one contract, two stores. The embedded default
 lives in this process (a classroom laptop needs nothing else); with ``BLOCKSTAB_CLASS_STORE`` set to
 ``redis://host:port/db`` every app process shares one Redis (or Valkey). Either applies a change (a
-pure function of the record) atomically, ends a class nobody touched for :data:`IDLE_SECONDS`, and
-bounds how many classes run at once. Nothing is written to disk (Redis as ``deploy/redis.conf`` runs it)."""
+pure function of the record) atomically, ends a class nobody touched for :data:`IDLE_SECONDS`, bounds
+how many classes run at once, and says when a class moved on (its version changed, or it ended) so that
+its students' pages follow (``server.class_events``). Nothing is written to disk (Redis as
+``deploy/redis.conf`` runs it)."""
 
 from __future__ import annotations
 
@@ -49,6 +51,15 @@ class ClassStore(Protocol):
         """Count one more event for ``key`` (e.g. a join attempt from an address) in the current
         window of ``seconds``: whether it is within ``most``."""
 
+    def listen(self, moved: Callable[[str], None]) -> None:
+        """Have ``moved(code)`` called in this process whenever a class of this store moves on or ends,
+        wherever the change was made (a Redis store's changes are heard through its channel instead)."""
+
+
+def moved_on(before: LiveClass, after: LiveClass) -> bool:
+    """Whether a change is one the students' pages follow (an answer is not: ``LiveClass.version``)."""
+    return before.version != after.version
+
 
 class MemoryStore:
     """The embedded store: this process's memory, one lock."""
@@ -58,6 +69,7 @@ class MemoryStore:
         self._classes: dict[str, tuple[LiveClass, float]] = {}  # code -> (record, last touched)
         self._events: dict[str, tuple[float, int]] = {}  # key -> (window's end, count)
         self._lock = threading.Lock()
+        self._listeners: list[Callable[[str], None]] = []
 
     def _live(self, code: str) -> LiveClass | None:
         record, touched = self._classes.get(code, (None, 0.0))
@@ -88,11 +100,21 @@ class MemoryStore:
                 raise Refused("class.ended")
             changed = change(record)
             self._classes[code] = (changed, self.clock())
-            return changed
+        if moved_on(record, changed):
+            self._moved(code)
+        return changed
 
     def end(self, code: str) -> None:
         with self._lock:
             self._classes.pop(code, None)
+        self._moved(code)
+
+    def listen(self, moved: Callable[[str], None]) -> None:
+        self._listeners.append(moved)
+
+    def _moved(self, code: str) -> None:
+        for moved in self._listeners:
+            moved(code)
 
     def allow(self, key: str, most: int, seconds: int) -> bool:
         with self._lock:
@@ -115,8 +137,9 @@ class RedisStore:
         import redis  # noqa: PLC0415 - only a server configured for Redis needs the client
 
         self.redis, self.watch_error = redis.Redis.from_url(url), redis.exceptions.WatchError
-        self.idle, self.most, self.prefix = int(idle_seconds), classes, prefix
+        self.url, self.idle, self.most, self.prefix = url, int(idle_seconds), classes, prefix
         self.classes = f"{prefix}classes"  # a sorted set: each live code, scored by when it expires
+        self.channel = f"{prefix}moved"  # where each class that moved on or ended is published, by its code
 
     def _key(self, code: str) -> str:
         return f"{self.prefix}class:{code}"
@@ -163,9 +186,12 @@ class RedisStore:
             value = pipe.get(record_key)
             if value is None:
                 raise Refused("class.ended")
-            changed = change(from_json(json.loads(value)))
+            record = from_json(json.loads(value))
+            changed = change(record)
             pipe.multi()
             self._write(pipe, changed)
+            if moved_on(record, changed):
+                pipe.publish(self.channel, code)
             pipe.execute()
             return changed
 
@@ -175,6 +201,7 @@ class RedisStore:
         with self.redis.pipeline() as pipe:
             pipe.delete(self._key(code))
             pipe.zrem(self.classes, code)
+            pipe.publish(self.channel, code)
             pipe.execute()
 
     def allow(self, key: str, most: int, seconds: int) -> bool:
@@ -184,6 +211,9 @@ class RedisStore:
             pipe.expire(window, seconds)
             count, _ = pipe.execute()
         return count <= most
+
+    def listen(self, moved: Callable[[str], None]) -> None:
+        """(Heard through :attr:`channel`: ``server.class_events`` subscribes to it in each process.)"""
 
 
 def followed(store: ClassStore, code: str, who: str) -> str | None:

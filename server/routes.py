@@ -1,4 +1,5 @@
-"""The HTTP routes BlockStab serves beside Streamlit's own (``server.asgi``)."""
+"""The HTTP routes BlockStab serves beside Streamlit's own (``server.asgi``): the Explorer's bundles, the
+version a teacher's page polls, and a live class's student side (``server.class_routes``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from starlette.routing import Route
 from ui.controls import BY_KEY
 
 from .bundles import ROUTE, bundles_folder
+from .class_routes import ROUTES as CLASS_ROUTES
 from .class_store import class_store, followed
 
 BUNDLE_FILE = re.compile(r"[0-9a-f]{32}-(index|[a-z0-9-]+)\.js")  # server.bundles.file_name's
@@ -45,4 +47,5 @@ async def bundle_file(request: Request) -> Response:
     return Response(body, media_type="text/javascript", headers={"Cache-Control": kept})
 
 
-ROUTES = [Route(CLASS_VERSION, class_version, methods=["GET"]), Route(ROUTE + "{name}", bundle_file, methods=["GET"])]
+ROUTES = [Route(CLASS_VERSION, class_version, methods=["GET"]), Route(ROUTE + "{name}", bundle_file, methods=["GET"]),
+          *CLASS_ROUTES]

@@ -158,9 +158,10 @@ def _set_language() -> None:
 
 
 def app_chrome(t: Text) -> bool:
-    """Sidebar language switch, projector toggle and the keys that work everywhere; returns whether
-    projector mode is on."""
-    with st.sidebar:
+    """Sidebar link to join a live class, language switch, projector toggle and the keys that work
+    everywhere; returns whether projector mode is on."""
+    with st.sidebar:  # (joining a class is a page of the app's own, not Streamlit's: server.class_routes)
+        st.markdown(f"[:material/phone_iphone: {t('page.join')}](/join?lang={t.lang})")
         st.radio(t("control.lang"), LANGUAGES, index=LANGUAGES.index(t.lang), key="lang_choice",
                  format_func=lambda code: t("lang." + code), horizontal=True, on_change=_set_language)
         projector = st.toggle(t("control.projector"), value=APP_CONTROLS[1].default, key="projector",

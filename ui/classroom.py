@@ -1,11 +1,11 @@
-"""A live class (``ui.live_class``) on the page, shared by the teacher's page (/class) and a student's
-(/join): a change applied in the store with its refusal as a message, the join link, the class's
-Explorer view, a question's words, and the polls that follow the class."""
+"""A live class (``ui.live_class``) on the teacher's page (/class; a student's page is not a Streamlit page:
+``server.class_routes``): a change applied in the store with its refusal as a message, the join link, the
+class's Explorer view, a question's words, and the poll that follows the class."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -16,17 +16,14 @@ from server.client_address import address_of, behind_proxy
 from server.lan import students_address
 from server.routes import CLASS_VERSION, PROCESS
 
-from .bundle import FIGURES, range_first, range_part, sentence_and_look
 from .chrome import app_address, on_phone
-from .controls import BY_KEY, CONTROLS, ExplorerState, explorer_query
+from .controls import ExplorerState
 from .lessons import QUESTIONS, lesson_facts
-from .live_class import LiveClass, Refused, shown
+from .live_class import LiveClass, Refused, shown, teacher_token, view_state
 from .text import Text
 
-EXPLORER_KEYS = {control.key for control in CONTROLS}
-POLL_SECONDS = 1.0  # how often, on average, a page asks whether the class moved on (followed within 2 s)
-POLL_SPREAD = 0.3  # a page waits POLL_SECONDS ± this share: a class's pages, which run at once after
-# a step, would otherwise keep polling (and running) at once
+POLL_SECONDS = 1.0  # how often, on average, the page asks whether the class moved on (followed within 2 s)
+POLL_SPREAD = 0.3  # the page waits POLL_SECONDS ± this share (several teachers' tabs do not ask at once)
 RETRY_SECONDS = 3.0  # a page that asked for a run and got none (asked while its socket was down) asks again
 
 FOLLOW_JS = Path(__file__).parent / "follow.js"
@@ -63,22 +60,6 @@ def class_state(c: LiveClass, projector: bool) -> ExplorerState:
     return view_state(c.view, projector, on_phone())
 
 
-def view_state(view: Iterable[tuple[str, str]], projector: bool, phone: bool) -> ExplorerState:
-    """The Explorer's state on a view (its URL's pairs, read as any link's)."""
-    values = {key: BY_KEY[key].parse(raw) for key, raw in view if key in EXPLORER_KEYS}
-    return ExplorerState(**{k: v for k, v in values.items() if v is not None}, projector=projector, phone=phone)
-
-
-def show_me_parts(c: LiveClass, projector: bool) -> list[tuple[ExplorerState, str, str]]:
-    """The bundle parts the class's pages open the question's "show me" view on in the class's language
-    (``server.bundles``'s ``(look, lang, name)``): the teacher's page, a computer's and a phone's. (A student
-    who reads the other language has them built when the view opens: 6-7 s of a core each kind of page.)"""
-    view = explorer_query(QUESTIONS[c.question].show_me).items()
-    states = [view_state(view, projector, False), view_state(view, False, False), view_state(view, False, True)]
-    opened = dict.fromkeys((sentence_and_look(s), range_part(range_first(s.shown_block))) for s in states)
-    return [(look, c.lang, name) for look, in_focus in opened for name in (FIGURES, in_focus)]
-
-
 def question_text(c: LiveClass, t: Text) -> None:
     """The class's question: its exercise's title and its prompt."""
     question = QUESTIONS[c.question]
@@ -90,13 +71,14 @@ def explanation(c: LiveClass, t: Text) -> None:
     st.markdown(t(f"ex.{QUESTIONS[c.question].id}.explain", **lesson_facts()))
 
 
-def follow(c: LiveClass, me: str, again: bool = False) -> None:
-    """A page of the class follows it: the browser polls what the page of ``me`` shows of it over HTTP
-    (``ui/follow.js``) and runs the page again when that changed (the class moved on, or ended), when
-    another server process answers (this one is gone: a cluster's replica died), or, with ``again``, at
-    its next poll anyway (the page has more to do). Mounted first in a run: the browser then waits on
-    what this run shows while it runs."""
-    url = CLASS_VERSION.format(code=c.code) + "?" + urlencode({"me": me})
-    data = {"url": url, "seen": shown(c, me), "again": again, "process": PROCESS, "every": POLL_SECONDS,
-            "spread": POLL_SPREAD, "retry": RETRY_SECONDS}
+def follow(c: LiveClass) -> None:
+    """The teacher's page follows the class: the browser polls what the page shows of it over HTTP
+    (``ui/follow.js``, with the teacher's token, which acts on nothing) and runs the page again when that
+    changed (the class moved on, a student joined or answered, or the class ended) or when another server
+    process answers (this one is gone: a cluster's replica died). Mounted first in a run: the browser then
+    waits on what this run shows while it runs."""
+    token = teacher_token(c)
+    url = CLASS_VERSION.format(code=c.code) + "?" + urlencode({"me": token})
+    data = {"url": url, "seen": shown(c, token), "process": PROCESS, "every": POLL_SECONDS, "spread": POLL_SPREAD,
+            "retry": RETRY_SECONDS}
     follower(key="class_follower", data=data, on_moved_change=lambda: None)

@@ -92,6 +92,7 @@ CONTROLS = (
     Control("block", "int", 1, low=1, high=MAX_EXPLORER_DEPTH, instant=True, under_block=True),
     Control("focus", "choice", "attention_residual", STAGE_FOCUS, instant=True, under_block=True),
 )
+INSTANT = tuple(c for c in CONTROLS if c.instant)  # the controls the Explorer switches in the browser
 # Shown on every page by the router; ``lang`` defaults to the browser's language.
 APP_CONTROLS = (
     Control("lang", "choice", None, ("en", "zh")),

@@ -71,8 +71,14 @@ def control_spec(control: Control, t: Text) -> dict:
 
 def explorer_script() -> str:
     """The browser side's modules as one script (a component takes one, and a page opened from
-    ``file://`` cannot import modules): their imports of each other dropped, the one default export
-    (``instantExplorer``, in ``main.js``) kept."""
-    script = "\n".join((EXPLORER / f"{name}.js").read_text(encoding="utf-8") for name in MODULES)
-    script = re.sub(r'^import \{[^}]*\} from "\./\w+\.js";\n', "", script, flags=re.M)
-    return re.sub(r"^export (?=(async )?function |const )", "", script, flags=re.M)
+    ``file://`` cannot import modules), the one default export (``instantExplorer``, in ``main.js``) kept."""
+    return joined([EXPLORER / f"{name}.js" for name in MODULES], module=True)
+
+
+def joined(modules: list[Path], module: bool) -> str:
+    """Browser modules as one script, in order (each after the ones it imports), their imports of each
+    other dropped: a component's module keeps its default export, a page's plain script keeps none."""
+    script = "\n".join(path.read_text(encoding="utf-8") for path in modules)
+    script = re.sub(r'^import \{[^}]*\} from "\.\.?/[\w/]+\.js";\n', "", script, flags=re.M)
+    exported = "" if module else "(default )?"
+    return re.sub(rf"^export {exported}(?=(async )?function |const )", "", script, flags=re.M)

@@ -18,7 +18,7 @@ from server.bundles import DRAW_AHEAD, build_around, bundle_url, ensure
 from server.resume import resumed_state
 
 from .bundle import FIGURES, range_first, range_part, sentence_and_look
-from .controls import CONTROLS, Control, ExplorerState
+from .controls import INSTANT, Control, ExplorerState
 from .instant import STYLE, explorer_script, geometry_link, mount_data
 from .text import Text
 
@@ -27,7 +27,6 @@ MOUNTED = "instant_mounted"  # (what its data was built for: look, language, con
 AROUND = "instant_built_around"  # what the bundle's ranges were last built around, in this session
 PLOTLY_ASSETS = "blockstab.plotly"  # Plotly.js, at PLOTLY_URL
 PLOTLY_URL = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js"
-INSTANT = tuple(c for c in CONTROLS if c.instant)
 
 component = st.components.v2.component("blockstab.instant", js=explorer_script(),
                                        css=STYLE.read_text(encoding="utf-8"), isolate_styles=False)

@@ -9,12 +9,14 @@ import hashlib
 import hmac
 import secrets
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from .controls import BY_KEY, CODE_ALPHABET, CODE_LENGTH, explorer_query
+from .controls import BY_KEY, CODE_ALPHABET, CODE_LENGTH, CONTROLS, INSTANT, ExplorerState, explorer_query
 from .lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 
 ACTIVITIES = ("tour", "explorer", "question")
+EXPLORER_KEYS = {control.key for control in CONTROLS}
 PHASES = ("open", "closed", "revealed")  # a question's: answering, answers kept but none taken, shown
 ANSWERS_PER_ADDRESS = 2  # answers counted per client address and question: two students may share one
 STUDENTS_PER_CLASS = 200
@@ -92,13 +94,12 @@ def teacher_token(c: LiveClass) -> str:
     return c.teacher[:16]
 
 
-def shown(c: LiveClass, who: str) -> str | None:
-    """What may change on the page of ``who`` (a student's token, or :func:`teacher_token`), as it polls:
-    a student's, the version; the teacher's, also how many are in, answered and were refused. ``None``
-    for anyone else, as for a class that ended."""
-    if hmac.compare_digest(who, teacher_token(c)):
+def shown(c: LiveClass, token: str) -> str | None:
+    """What may change on the teacher's page, which polls with its token (:func:`teacher_token`): the
+    version, how many students are in, have answered and were refused. ``None`` for any other token."""
+    if hmac.compare_digest(token, teacher_token(c)):
         return f"{c.version}/{len(c.students)}/{len(c.answers)}/{c.refused}"
-    return str(c.version) if who in c.students else None
+    return None
 
 
 def join(c: LiveClass, student: str, most: int = STUDENTS_PER_CLASS) -> LiveClass:
@@ -197,6 +198,24 @@ def counts(c: LiveClass) -> dict[str, int]:
     """The current question's answers by choice, in the question's order of choices."""
     tally = Counter(a.choice for a in c.answers.values())
     return {choice: tally[choice] for choice in QUESTIONS[c.question].choices}
+
+
+def view_state(view: Iterable[tuple[str, str]], projector: bool = False, phone: bool = False) -> ExplorerState:
+    """The Explorer's state on a class's view (its URL's pairs, read as any link's)."""
+    values = {key: BY_KEY[key].parse(raw) for key, raw in view if key in EXPLORER_KEYS}
+    return ExplorerState(**{k: v for k, v in values.items() if v is not None}, projector=projector, phone=phone)
+
+
+def student_state(c: LiveClass, me: str) -> dict | None:
+    """What the page of student ``me`` shows of the class (``ui/student/``), as JSON values; ``None`` for
+    anyone not in it. The Explorer's view is the instant controls' values and the sentence's side."""
+    if me not in c.students:
+        return None
+    view, mine = view_state(c.view), c.answers.get(me)
+    return {"version": c.version, "activity": c.activity, "step": c.step, "question": c.question, "asked": c.asked,
+            "phase": c.phase, "following": c.following, "scenario": view.scenario,
+            "view": {control.key: getattr(view, control.key) for control in INSTANT},
+            "mine": mine.choice if mine else None}
 
 
 def as_json(c: LiveClass) -> dict:

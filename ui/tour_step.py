@@ -7,9 +7,8 @@ from blockstab.scenario import LESSON, Scenario
 from server.caches import description, figure_cached
 
 from .chrome import chart, on_phone
-from .controls import ExplorerState
 from .lessons import TourStep, lesson_facts
-from .text import LANGUAGES, Text
+from .text import Text
 from .widgets import open_in_explorer
 
 
@@ -28,10 +27,3 @@ def tour_step(step: TourStep, t: Text, projector: bool, example: Scenario = LESS
         chart(figure_cached(step.figure, shown, t.lang), t, key, description(step.figure, shown, t.lang))
         if example != LESSON:
             st.caption(t("example.text_is_the_lesson"))
-
-
-def figures_ahead(step: TourStep, projector: bool, lang: str) -> list[tuple[str, ExplorerState, str]]:
-    """``step``'s figures as a live class shows it, as ``figure_cached``'s arguments: the teacher's page and a
-    student's page on a computer and on a phone, in ``lang`` first, then in the other language."""
-    shown = dict.fromkeys((step.state(projector), step.state(), step.state(phone=True)))
-    return [(step.figure, state, each) for each in sorted(LANGUAGES, key=lambda x: x != lang) for state in shown]

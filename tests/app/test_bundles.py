@@ -205,7 +205,7 @@ def test_a_built_in_examples_part_is_built_once_on_the_machine_and_read_by_every
         thread.join(10)
     assert made == ["blocks-1"] and read == ["blocks-1"] * 3
     assert bundles.made(LOOK, "zh", "blocks-1", shared) == "blocks-1" and made == ["blocks-1"] * 2  # another part
-    monkeypatch.setattr(bundles, "_code_version", lambda: "another version")
+    monkeypatch.setattr(bundles, "code_version", lambda: "another version")
     assert bundles.made(LOOK, "en", "blocks-1", shared) == "blocks-1" and len(made) == 3  # built afresh
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from blockstab.scenario import PRESETS
-from server.bundles import built
+from server.bundles import DRAW_AHEAD, built
 from support import ROOT
 from support.explorer_view import component_data, report, shown, view
 from support.figures import plain
@@ -189,8 +189,10 @@ def test_the_component_is_sent_no_figure_only_where_its_bundle_is(query):
     at = run_app(**query)
     data = component_data(at)
     assert figures_in(data) == 0 and len(at.get("bidi_component")[0].proto.bytes) < 20_000
-    assert set(data) == {"bundle", "plotly", "controls", "texts", "projector", "config", "controls_for", "view", "lead"}
+    assert set(data) == {"bundle", "plotly", "controls", "texts", "projector", "config", "controls_for", "view", "lead",
+                         "ahead"}
     assert data["lead"] is None  # the Explorer's own view: the browser leads it
+    assert data["ahead"] is DRAW_AHEAD is True  # (the app's default: it draws ahead in idle time)
 
 
 def test_a_reported_view_moves_the_url_and_the_words_and_resends_nothing():

@@ -1,47 +1,85 @@
-"""A live class on its two pages (AppTest): the teacher's /class and a student's /join, sharing this
-process's embedded store as one server's sessions do. Each page is its own AppTest (its own session);
-a student's page follows by a poll that AppTest does not run, so a test runs the page again, as the
-poll does when the class's version moves."""
+"""A live class end to end in one process: the teacher's page in Streamlit's AppTest, its students through the
+student side's own routes (``server.class_routes``, a Starlette test client: no Streamlit session per student),
+both on one embedded store. What a student's browser draws of it is tests/browser/test_live_class_browser.py's."""
 
 from __future__ import annotations
 
 import base64
 import json
 import re
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Match
+from starlette.testclient import TestClient
 from streamlit.testing.v1 import AppTest
 
+from server import class_files, class_routes, routes
 from server import class_store as stores
-from server import routes
-from server.bundles import bundle_url
 from server.routes import CLASS_VERSION
 from support.explorer_view import component_data
 from support.pages import run_page
 from support.text import says
-from ui.bundle import FIGURES, range_first, range_part
+from ui.bundle import FIGURES, range_part
 from ui.class_views import answers_description, answers_figure, join_code_svg
-from ui.classroom import show_me_parts
-from ui.controls import BY_KEY, CODE_ALPHABET, CONTROLS, explorer_query
-from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
-from ui.live_class import counts, new_student
+from ui.controls import BY_KEY, CODE_ALPHABET, INSTANT, explorer_query
+from ui.lessons import LIVE_SCRIPT, QUESTIONS
+from ui.live_class import counts, new_student, view_state
+from ui.student_page import LOOKS
 from ui.text import Text
-from ui.tour_step import figures_ahead
 
-TEACHER, STUDENT = "pages/live_class.py", "pages/join_class.py"
+TEACHER = "pages/live_class.py"
 
 
 @pytest.fixture(autouse=True)
 def store(monkeypatch):
-    """A fresh embedded store per test (what a server starts with); every AppTest's client address is
-    unknown, so one address may answer for several students unless a test sets the limit."""
+    """A fresh embedded store per test (what a server starts with); every student here comes from the test
+    client's one address, so one address may answer for several students unless a test sets the limit."""
     stores.class_store.cache_clear()
-    monkeypatch.setattr(stores, "ANSWERS_PER_ADDRESS", 50)
+    monkeypatch.setattr(class_routes, "ANSWERS_PER_ADDRESS", 50)
+    monkeypatch.setattr(class_files, "_started", set())
     yield stores.class_store()
     stores.class_store.cache_clear()
+
+
+@pytest.fixture(scope="module")
+def client():
+    """The student side's routes, served in this process (their files are built as a server builds them)."""
+    with TestClient(Starlette(routes=class_routes.ROUTES)) as test_client:
+        yield test_client
+
+
+class Student:
+    """A student's page as its script talks to the server: it joins with its link (``me``: its token, once
+    joined), then reads its state; ``said`` is the last refusal's message."""
+
+    def __init__(self, client: TestClient, code: str, lang: str, me: str | None = None):
+        self.client, self.code, self.lang = client, code, lang
+        answer = self.post("join", {"me": me} if me else {})
+        self.me, self.joined = answer.get("me"), answer.get("state")
+
+    def url(self, route: str, **query) -> str:
+        return f"/api/class/{self.code}/{route}?" + urlencode({"lang": self.lang, **query})
+
+    def post(self, route: str, body: dict) -> dict:
+        response = self.client.post(self.url(route), json=body)
+        self.status, answer = response.status_code, response.json()
+        self.said = answer.get("message")
+        return answer
+
+    def get(self, route: str) -> dict:
+        response = self.client.get(self.url(route, me=self.me))
+        self.status, answer = response.status_code, response.json()
+        self.said = answer.get("message")
+        return answer
+
+    def state(self) -> dict | None:
+        return self.get("state")["state"]
+
+    def answer(self, choice: str) -> bool | None:
+        return self.post("answer", {"me": self.me, "asked": self.state()["asked"], "choice": choice}).get("counted")
 
 
 def walk(node):
@@ -68,17 +106,6 @@ def started(lang: str) -> tuple[AppTest, str]:
     return teacher, teacher.query_params["class"]
 
 
-def joined(code: str, lang: str, **query) -> AppTest:
-    student = run_page(STUDENT, **{"class": code, "lang": lang, **query})
-    assert BY_KEY["me"].parse(student.query_params["me"]) is not None  # the token the student's link keeps
-    return student
-
-
-def answers(at: AppTest) -> list:
-    """The question's radio on a student's page (none once the question is closed)."""
-    return [r for r in at.radio if (r.key or "").startswith("class_answer_")]
-
-
 def again(*pages: AppTest) -> None:
     for page in pages:
         page.run()
@@ -90,7 +117,7 @@ def pick(teacher: AppTest, activity: str) -> None:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_start_shows_the_code_its_link_and_qr_and_who_is_in(lang, store):
+def test_start_shows_the_code_its_link_and_qr_and_who_is_in(lang, store, client, parts_asked_ahead):
     t = Text(lang)
     teacher = run_page(TEACHER, lang=lang)
     assert teacher.button(key="class_start").label == t("class.start")
@@ -106,109 +133,107 @@ def test_start_shows_the_code_its_link_and_qr_and_who_is_in(lang, store):
     assert modules.search(drawn).group(1) == modules.search(join_code_svg(link)).group(1)
     assert shows(teacher, lang, "class.local_only")  # AppTest's server listens on loopback (config.toml)
     assert t("class.students", count=0) in texts(teacher)
-    joined(code, lang)
+    # the students' Explorer, built while the class begins: figures and first blocks, on a phone and a computer
+    assert parts_asked_ahead == [[(class_files.bundle_look(look, "both"), lang, name) for look in LOOKS
+                                  for name in (FIGURES, range_part(1))]]
+    Student(client, code, lang)
     again(teacher)
     assert t("class.one_student") in texts(teacher)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_class_follows_the_teacher_through_a_question(lang, store, parts_asked_ahead):
+def test_a_class_follows_the_teacher_through_a_question(lang, store, client):
     t = Text(lang)
     teacher, code = started(lang)
-    students = [joined(code, lang) for _ in range(3)]
+    students = [Student(client, code, lang) for _ in range(3)]
+    assert all(BY_KEY["me"].parse(s.me) and s.joined["activity"] == "tour" and s.joined["step"] == 0 for s in students)
     teacher.button(key="class_next").click().run()
-    again(*students)
-    assert all(t(f"tour.{TOUR[1].id}.title") in texts(s) for s in students)
+    assert all(s.state()["step"] == 1 for s in students)
 
     pick(teacher, "question")
     asked = QUESTIONS[0]
-    assert parts_asked_ahead == [show_me_parts(store.read(code), False)]  # its "show me", built as they answer
-    again(*students)
+    assert {(s.state()["activity"], s.state()["phase"], s.state()["question"]) for s in students} == {
+        ("question", "open", 0)}
     wrong = next(c for c in asked.choices if c != asked.answer)
     for student, choice in zip(students, (asked.answer, wrong, wrong), strict=True):
-        answers(student)[0].set_value(choice).run()
-    answers(students[2])[0].set_value(asked.answer).run()  # a changed answer: still one
+        assert student.answer(choice) is True
+    assert students[2].answer(asked.answer) is True and students[2].answer(asked.answer) is True  # changed; again
+    assert students[2].state()["mine"] == asked.answer
     again(teacher)
     assert t("class.students", count=3) + " · " + t("class.answered", answered=3, students=3) in texts(teacher)
     assert not teacher.get("plotly_chart")  # the distribution stays hidden until the reveal
     assert counts(store.read(code)) == {asked.answer: 2, wrong: 1, **{c: 0 for c in asked.choices[2:]}}
+    assert students[0].get("reveal") and students[0].status == 409  # nor can a student's script read it
 
     teacher.button(key="class_close").click().run()
-    late = joined(code, lang)
-    again(*students)
-    assert all(not answers(s) and shows(s, lang, "join.closed") for s in students)
-    assert t("join.you_chose", choice=t(asked.choice_key(wrong))) in texts(students[1])
-    assert not answers(late)  # a closed question takes no answer
+    late = Student(client, code, lang)
+    assert [s.state()["phase"] for s in students] == ["closed"] * 3 and students[1].state()["mine"] == wrong
+    assert late.answer(asked.answer) is None and late.status == 409 and late.said == t("class.question_closed")
 
     teacher.button(key="class_reveal").click().run()
     (chart,) = teacher.get("plotly_chart")
-    drawn, expected = json.loads(chart.proto.spec)["data"][0], answers_figure(store.read(code), t).data[0]
-    assert drawn["x"] == list(counts(store.read(code)).values()) == list(expected.x)
-    assert drawn["y"] == list(expected.y) and chart.proto.alt == answers_description(store.read(code), t)
-    again(*students, late)
+    record = store.read(code)
+    drawn, expected = json.loads(chart.proto.spec)["data"][0], answers_figure(record, t).data[0]
+    assert drawn["x"] == list(counts(record).values()) == list(expected.x)
+    assert drawn["y"] == list(expected.y) and chart.proto.alt == answers_description(record, t)
+    reveals = [s.get("reveal") for s in (*students, late)]
+    assert all(r["figure"]["data"][0]["x"] == drawn["x"] and r["description"] == chart.proto.alt for r in reveals)
     right = t(asked.choice_key(asked.answer))
-    assert shows(students[0], lang, "ex.right") and shows(students[1], lang, "ex.wrong")
-    assert shows(students[2], lang, "ex.right")  # their last choice counts
-    assert t("join.not_counted", answer=right) in texts(late)
+    assert [r["verdict"] for r in reveals] == [{"kind": "right", "said": t("ex.right", answer=right)},
+                                               {"kind": "wrong", "said": t("ex.wrong", answer=right)},
+                                               {"kind": "right", "said": t("ex.right", answer=right)},
+                                               {"kind": "not_counted", "said": t("join.not_counted", answer=right)}]
 
     teacher.button(key="class_show_me").click().run()
-    again(*students)
-    data = component_data(students[0])
-    assert data["controls"] == [] and data["lead"] == store.read(code).version  # read-only, led
-    expected = {c.key: c.default for c in CONTROLS if c.instant} | {
-        k: v for k, v in asked.show_me.items() if BY_KEY[k].instant}
-    assert data["view"] == expected
+    state = students[0].state()
+    assert state["activity"] == "explorer" and state["following"]  # read-only, led: the page mounts it so
+    shown = view_state(explorer_query(asked.show_me).items())
+    assert state["view"] == {c.key: getattr(shown, c.key) for c in INSTANT} and state["scenario"] == shown.scenario
     assert dict(store.read(code).view) == explorer_query(asked.show_me)
-    ahead = {(bundle_url(look, each), name) for look, each, name in parts_asked_ahead[0]}
-    for page in (teacher, *students):  # each opens on parts built ahead: the figures and its block's range
-        bundle, block = component_data(page)["bundle"], component_data(page)["view"]["block"]
-        assert {(bundle, FIGURES), (bundle, range_part(range_first(block)))} <= ahead
-    assert len(parts_asked_ahead) == 1  # once a question
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_free_explore_unlocks_the_students_and_follow_me_calls_them_back(lang, store):
+def test_free_explore_unlocks_the_students_and_follow_me_calls_them_back(lang, store, client):
     teacher, code = started(lang)
-    student = joined(code, lang)
+    student = Student(client, code, lang)
     pick(teacher, "explorer")
-    again(student)
-    assert component_data(student)["controls"] == []
+    assert student.state()["activity"] == "explorer" and student.state()["following"]
     teacher.button(key="class_free").click().run()
-    again(student)
-    assert shows(student, lang, "join.explore_freely")
-    assert [c["key"] for c in component_data(student)["controls"]] == [c.key for c in CONTROLS if c.instant]
+    assert student.state()["following"] is False
     teacher.button(key="class_follow").click().run()
-    again(student)
-    data = component_data(student)
-    assert data["controls"] == [] and data["lead"] == store.read(code).version
+    assert student.state()["following"] is True
 
 
-def test_the_teachers_explorer_leads_the_students_view(store):
+def test_the_teachers_explorer_leads_the_students_view(store, client):
     teacher, code = started("en")
-    student = joined(code, "en")
+    student = Student(client, code, "en")
     pick(teacher, "explorer")
+    before = student.state()
     teacher.session_state["instant_explorer"] = {"view": {**component_data(teacher)["view"], "residual": False}}
     teacher.run()
     assert dict(store.read(code).view) == {"residual": "false"}
-    again(student)
-    assert component_data(student)["view"]["residual"] is False
+    after = student.state()
+    assert after["view"]["residual"] is False and after["version"] > before["version"]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_ending_the_class_tells_every_student_and_deletes_it(lang, store):
+def test_ending_the_class_tells_every_student_and_deletes_it(lang, store, client):
     teacher, code = started(lang)
-    student = joined(code, lang)
+    student = Student(client, code, lang)
     teacher.button(key="class_end").click().run()
     assert store.read(code) is None and "class" not in teacher.query_params
     assert teacher.button(key="class_start")  # ready for the next class
-    again(student)
-    assert shows(student, lang, "class.ended")
+    assert student.state() is None  # (the page says the class has ended)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_bad_codes_and_a_wrong_key_are_refused_in_words(lang, store):
-    assert shows(run_page(STUDENT, lang=lang, **{"class": "0OI1L"}), lang, "class.bad_code")
-    assert shows(run_page(STUDENT, lang=lang, **{"class": "ACDEFG"}), lang, "class.ended")  # never was
+def test_bad_codes_and_a_wrong_key_are_refused_in_words(lang, store, client):
+    t = Text(lang)
+    for code, key, status in (("0OI1L0", "class.bad_code", 400), ("ACDEFG", "class.ended", 404)):  # (never was)
+        student = Student(client, code, lang)
+        assert student.status == status and student.said == t(key) and student.me is None
+    page = client.get(f"/join?class=0OI1L&lang={lang}")
+    assert page.status_code == 200 and t("class.bad_code") in page.text and 'name="class"' in page.text
     _, code = started(lang)
     intruder = run_page(TEACHER, lang=lang, key="x" * 32, **{"class": code})
     assert shows(intruder, lang, "class.not_teacher") and not intruder.get("bidi_component")
@@ -216,11 +241,20 @@ def test_bad_codes_and_a_wrong_key_are_refused_in_words(lang, store):
     assert shows(run_page(TEACHER, lang=lang, **{"class": code}), lang, "class.resume_needed")
 
 
-def test_a_code_typed_by_hand_joins(store):
+def test_a_code_typed_by_hand_opens_the_class(client):
     _, code = started("en")
-    student = run_page(STUDENT, lang="en")
-    student.text_input(key="class_typed").input(f" {code[:3].lower()} {code[3:]} ").run()
-    assert student.query_params["class"] == code and len(store.read(code).students) == 1
+    typed = client.get(f"/join?class=%20{code[:3].lower()}%20{code[3:]}%20&lang=en", follow_redirects=False)
+    assert typed.status_code == 303 and typed.headers["location"] == f"/join?class={code}&lang=en"
+
+
+def test_a_students_token_keeps_their_one_answer_over_a_reload(store, client):
+    teacher, code = started("en")
+    student = Student(client, code, "en")
+    pick(teacher, "question")
+    assert student.answer(QUESTIONS[0].answer)
+    again_ = Student(client, code, "en", me=student.me)  # the page reloaded with its link (``me``)
+    assert again_.me == student.me and again_.joined["mine"] == QUESTIONS[0].answer
+    assert len(store.read(code).students) == 1 and len(store.read(code).answers) == 1
 
 
 def test_the_resume_link_hands_over_the_class_and_leaves_the_address_bar(store):
@@ -233,40 +267,41 @@ def test_the_resume_link_hands_over_the_class_and_leaves_the_address_bar(store):
     assert store.read(code).step == 1
 
 
-def test_the_key_is_never_on_a_students_page_nor_on_the_projector(store):
+def test_the_key_is_never_in_what_a_student_is_sent_nor_on_the_projector(store, client):
     teacher, code = started("en")
     key = teacher.session_state["class_key"]
-    student = joined(code, "en")
+    student = Student(client, code, "en")
     pick(teacher, "question")
     teacher.button(key="class_reveal").click().run()
-    again(student)
-    everything = str(student._tree) + str(dict(student.query_params))  # what the page sends its browser
-    assert key not in everything and re.search(code, everything)
+    sent = [client.get(f"/join?class={code}&lang=en").text, json.dumps(student.joined), json.dumps(student.state()),
+            json.dumps(student.get("reveal"))]
+    assert not any(key in part for part in sent) and code in sent[0]
     projector = run_page(TEACHER, projector="true", key=key, **{"class": code})
     assert key not in str(projector._tree)
     assert Text("en")("class.resume") not in [e.label for e in projector.expander]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_full_class_and_too_many_joins_are_refused(lang, store, monkeypatch):
+def test_a_full_class_and_too_many_joins_are_refused(lang, store, client, monkeypatch):
+    t = Text(lang)
     _, code = started(lang)
-    monkeypatch.setattr(stores, "STUDENTS_PER_CLASS", 2)
-    monkeypatch.setattr(stores, "JOINS_PER_MINUTE", 3)
-    joined(code, lang), joined(code, lang)
-    assert shows(joined(code, lang), lang, "class.full")
-    assert shows(joined(code, lang), lang, "class.too_many_tries")  # the 4th try from this address
+    monkeypatch.setattr(class_routes, "STUDENTS_PER_CLASS", 2)
+    monkeypatch.setattr(class_routes, "JOINS_PER_MINUTE", 3)
+    first, _ = Student(client, code, lang), Student(client, code, lang)
+    full = Student(client, code, lang)
+    assert full.status == 409 and full.said == t("class.full")
+    assert Student(client, code, lang, me=first.me).status == 200  # joining again is no try
+    refused = Student(client, code, lang)  # the 4th try to join from this address
+    assert refused.status == 429 and refused.said == t("class.too_many_tries")
     assert len(store.read(code).students) == 2
 
 
-def test_more_answers_from_one_address_than_the_limit_are_refused_and_shown(store, monkeypatch):
-    monkeypatch.setattr(stores, "ANSWERS_PER_ADDRESS", 2)
+def test_more_answers_from_one_address_than_the_limit_are_refused_and_shown(store, client, monkeypatch):
+    monkeypatch.setattr(class_routes, "ANSWERS_PER_ADDRESS", 2)
     teacher, code = started("en")
-    students = [joined(code, "en") for _ in range(3)]
+    students = [Student(client, code, "en") for _ in range(3)]
     pick(teacher, "question")
-    again(*students)
-    for student in students:
-        answers(student)[0].set_value(QUESTIONS[0].choices[0]).run()
-    assert shows(students[2], "en", "class.answer_refused")
+    assert [s.answer(QUESTIONS[0].choices[0]) for s in students] == [True, True, False]  # (the page says so)
     again(teacher)
     assert shows(teacher, "en", "class.refused") and len(store.read(code).answers) == 2
 
@@ -298,13 +333,13 @@ def test_too_many_classes_and_too_many_starts_from_one_computer_are_refused(lang
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_restarted_server_has_no_class_and_the_pages_say_so(lang, store):
+def test_a_restarted_server_has_no_class_and_the_pages_say_so(lang, store, client):
     teacher, code = started(lang)
-    student = joined(code, lang)
+    student = Student(client, code, lang)
     stores.class_store.cache_clear()  # the embedded store of a server started again: empty
-    again(teacher, student)
+    again(teacher)
     assert shows(teacher, lang, "class.ended") and teacher.button(key="class_start")
-    assert shows(student, lang, "class.ended")
+    assert student.state() is None
 
 
 def polled(url: str) -> str | None:
@@ -319,60 +354,29 @@ def polled(url: str) -> str | None:
     return answer["version"]
 
 
-def test_the_teachers_page_builds_the_next_steps_figures_one_a_poll_after_a_tour_step(store, monkeypatch):
-    teacher, code = started("en")  # (on the tour's first step)
-    built = []
-    monkeypatch.setattr("server.caches.figure_cached", lambda *figure: built.append(figure))
-    ahead = figures_ahead(TOUR[1], False, "en")
-    assert teacher.session_state["class_ahead"] == (store.read(code).version, ahead) and not built  # the step's run
-    assert component_data(teacher, "blockstab.follow")["again"]  # its browser asks for a run at its next poll
-    for polls in range(1, len(ahead) + 1):
-        again(teacher)  # (that run)
-        assert built == ahead[:polls] and component_data(teacher, "blockstab.follow")["again"] == (polls < len(ahead))
-    again(teacher)
-    assert built == ahead
-
-
-def test_the_teachers_page_runs_when_a_student_joins_or_answers_and_a_students_does_not(store):
-    """The teacher's page follows the class as a student's does, by its own token (never its key), and is
-    run again on every count it shows, where a student's is run again only when the class moves on."""
+def test_the_teachers_page_runs_when_a_student_joins_or_answers_and_tells_a_stranger_nothing(store, client):
+    """The teacher's page follows the class by its own token (never its key) and is run again on every count
+    it shows; the route answers ``null`` alike to a student's token, a stranger's, a code that never was, a
+    malformed one and an ended class."""
     teacher, code = started("en")
     follows = component_data(teacher, "blockstab.follow")
     assert polled(follows["url"]) == follows["seen"] and teacher.session_state["class_key"] not in follows["url"]
-    student = joined(code, "en")
+    student = Student(client, code, "en")
     assert polled(follows["url"]) != follows["seen"]
     again(teacher)
     assert shows(teacher, "en", "class.one_student") and polled(follows["url"]) == component_data(
         teacher, "blockstab.follow")["seen"]
     pick(teacher, "question")
-    again(student)
-    student_follows = component_data(student, "blockstab.follow")
     before = component_data(teacher, "blockstab.follow")["seen"]
-    student.radio(key=answers(student)[0].key).set_value(QUESTIONS[0].answer).run()
-    assert polled(follows["url"]) != before and polled(student_follows["url"]) == student_follows["seen"]
+    student.answer(QUESTIONS[0].answer)
+    assert polled(follows["url"]) != before
     again(teacher)
     t = Text("en")
     assert t("class.one_student") + " · " + t("class.answered", answered=1, students=1) in texts(teacher)
-
-
-def test_a_students_page_polls_its_class_version_and_nothing_tells_a_stranger_more(store):
-    """The page mounts the browser's follower on the version it shows; the route it polls answers that
-    version until the teacher moves on, then the new one, and ``null`` once the class ended, as it
-    does for a student not in the class, a code that never was, or a malformed one."""
-    teacher, code = started("en")
-    student = joined(code, "en")
-    data = component_data(student, "blockstab.follow")
-    assert data["seen"] == str(store.read(code).version) == polled(data["url"]) and data["process"] == routes.PROCESS
-    me = student.query_params["me"]
-    assert data["url"] == CLASS_VERSION.format(code=code) + f"?me={me}"
-    pick(teacher, "question")
-    assert polled(data["url"]) == str(store.read(code).version) != data["seen"]  # the browser asks for a run
-    again(student)
-    assert component_data(student, "blockstab.follow")["seen"] == polled(data["url"])
-    stranger = new_student()
     other = "".join(c for c in CODE_ALPHABET if c not in code)[:len(code)]
-    for url in (f"{CLASS_VERSION.format(code=code)}?me={stranger}", f"{CLASS_VERSION.format(code=other)}?me={me}",
-                f"{CLASS_VERSION.format(code='x<y')}?me={me}", CLASS_VERSION.format(code=code) + "?me="):
+    for url in (f"{CLASS_VERSION.format(code=code)}?me={student.me}", f"{CLASS_VERSION.format(code=code)}?me="
+                f"{new_student()}", f"{CLASS_VERSION.format(code=other)}?me={student.me}",
+                f"{CLASS_VERSION.format(code='x<y')}?me={student.me}", CLASS_VERSION.format(code=code) + "?me="):
         assert polled(url) is None
     teacher.button(key="class_end").click().run()
-    assert store.read(code) is None and polled(data["url"]) is None
+    assert store.read(code) is None and polled(follows["url"]) is None

@@ -42,6 +42,7 @@ PAGES = ("/", "/?residual=false", "/explore?norm=false", "/?norm=false&depth=100
          "/walk?step=1", "/walk?step=3", "/walk?step=8", "/case", "/practice", "/geometry", "/scenario", "/lab",
          "/teach", "/real", "/class", "/join")
 NO_CHARTS = ("/lab", "/teach", "/practice", "/class", "/join")  # (no chart drawn when they open)
+OWN = ("/join",)  # a page of the app's own, not Streamlit's: a class's student page, here asking for its code
 # Each size's window: opened at its first size, then resized to the others as a user drags its edge (its
 # layout depends only on the viewport: the server tells a phone from its User-Agent, projector mode from the link).
 SIZES = {"projector": [(1280, 720)], "desktop": [(1280, 720), (1024, 768)], "phone": [(390, 844)]}
@@ -94,7 +95,8 @@ CUT_TEXT = """() => {
   }
   const scrolls = el => { for (let p = el.parentElement; p; p = p.parentElement) {
     const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll') return true; } return false; };
-  const walker = document.createTreeWalker(document.querySelector('[data-testid=stMain]'), NodeFilter.SHOW_TEXT);
+  const main = document.querySelector('[data-testid=stMain]') ?? document.querySelector('main');  // (a class's
+  const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);  // student page is not Streamlit's)
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     if (!node.textContent.trim() || node.parentElement.closest('.js-plotly-plot, [data-testid=stSkeleton]')) continue;
     const range = document.createRange(); range.selectNodeContents(node);
@@ -102,7 +104,7 @@ CUT_TEXT = """() => {
     if (b.width > 0 && b.right > width + 1 && !scrolls(node.parentElement))
       cut.push(['screen', node.textContent.trim().slice(0, 40), Math.round(b.right), width]);
   }
-  for (const el of document.querySelectorAll('[data-testid=stMain] *, [data-testid=stSidebar] *')) {
+  for (const el of [...main.querySelectorAll('*'), ...document.querySelectorAll('[data-testid=stSidebar] *')]) {
     const b = el.getBoundingClientRect(), shown = b.width > 0 && b.right > 0 && b.left < width;  // (a closed
     // sidebar's links are off the screen)
     if (shown && name(el) && el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).textOverflow === 'ellipsis')
@@ -119,7 +121,7 @@ CHART_TEXT_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].ma
 
 # The page's width against the window's, every chart's box and each chart's plot widths.
 FIT = """() => { const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
-  const main = document.querySelector('[data-testid=stMain]');
+  const main = document.querySelector('[data-testid=stMain]') ?? document.querySelector('main');
   return {page: document.scrollingElement.scrollWidth, main: main.scrollWidth, mainClient: main.clientWidth,
           width: innerWidth, height: innerHeight, charts: [...document.querySelectorAll('.js-plotly-plot')].map(box),
           planes: [...document.querySelectorAll('.js-plotly-plot')].map(gd =>
@@ -144,7 +146,7 @@ def explorer_state(path: str, size: str) -> ExplorerState | None:
 def test_the_matrix_holds_every_pair_and_every_route():
     assert missing_pairs(pairwise(PAGES, tuple(SIZES), tuple(LANGS)), PAGES, tuple(SIZES), tuple(LANGS)) == set()
     assert missing_pairs(pairwise(PAGES, tuple(SIZES), tuple(LANGS))[1:], PAGES, tuple(SIZES), tuple(LANGS))
-    assert {path for path, _ in LINKS} <= {urlsplit(page).path for page in PAGES}
+    assert {path for path, _ in LINKS} | set(OWN) <= {urlsplit(page).path for page in PAGES}
 
 
 @pytest.mark.parametrize("path,size,lang", MATRIX)
@@ -155,11 +157,15 @@ def test_a_page_as_a_person_sees_it(new_page, app_url, path, size, lang):
     elsewhere = []
     page.on("request", lambda r: None if r.url.startswith((app_url, "data:", "blob:")) else elsewhere.append(r.url))
     projector = "&projector=true" if "?" in path else "?projector=true"
-    open_app(page, f"{app_url}{path}{projector if size == 'projector' else ''}", charts=urlsplit(path).path
-             not in NO_CHARTS)
+    if path in OWN:
+        page.goto(f"{app_url}{path}")
+        page.wait_for_load_state()
+    else:
+        open_app(page, f"{app_url}{path}{projector if size == 'projector' else ''}", charts=urlsplit(path).path
+                 not in NO_CHARTS)
+        assert re.search(rf"[?&]lang={lang}(&|$)", page.url)  # the browser's language, written back to the URL
     assert_healthy(page)
-    script = dict((p, s) for p, s in LINKS)[urlsplit(path).path]
-    assert re.search(rf"[?&]lang={lang}(&|$)", page.url)  # the browser's language, written back to the URL
+    script = dict(LINKS).get(urlsplit(path).path)
     for title in [h1.strip() for h1 in page.locator("h1").all_inner_texts()] or [None]:  # (projector mode: the
         assert title is not None or size == "projector"  # Explorer's figures in the title's place)
         if title is not None and script in TITLES:

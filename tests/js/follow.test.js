@@ -1,11 +1,11 @@
-// A live class's follower (ui/follow.js) with a stand-in server: when it reads what its page shows, what
-// it asks for, and that a page unmounted stops reading.
+// A live class's teacher's follower (ui/follow.js) with a stand-in server: when it reads what its page shows,
+// what it asks for, that a refused read waits as long as the server says, and that a page unmounted stops reading.
 import assert from "node:assert/strict";
 import { mock, test } from "node:test";
 
 import follow from "../../ui/follow.js";
 
-const data = { url: "/api/class/ABCDE/version?me=x", seen: "3", again: false, process: "p1", every: 1, spread: 0.3, retry: 5 };
+const data = { url: "/api/class/ABCDE/version?me=x", seen: "3", process: "p1", every: 1, spread: 0.3, retry: 5 };
 
 function mounted(versions, random = 0.5, more = {}) {
   const reads = [], triggers = [];
@@ -13,7 +13,8 @@ function mounted(versions, random = 0.5, more = {}) {
     reads.push(url);
     const version = versions.shift();
     if (version instanceof Error) throw version;
-    return { json: async () => (Array.isArray(version) ? { version: version[0], process: version[1] }
+    if (version?.refused) return { ok: false, status: 429, headers: new Map([["Retry-After", String(version.refused)]]) };
+    return { ok: true, json: async () => (Array.isArray(version) ? { version: version[0], process: version[1] }
       : { version, process: "p1" }) };
   };
   mock.method(Math, "random", () => random);
@@ -93,13 +94,15 @@ test("a page run again restarts the reads on its version; an unmounted page read
   mock.restoreAll();
 });
 
-test("a page with more to do asks for a run at its next read, though the class stayed", async () => {
+test("a read refused (429: too many from this computer) asks for no run and waits as long as the server says", async () => {
   mock.timers.enable({ apis: ["setTimeout"] });
-  const page = mounted(["3"], 0.5, { again: true });
-  await after(999);
-  assert.deepEqual(page.triggers, []);
+  const page = mounted([{ refused: 7 }, "4"]);
+  await after(1000);
+  assert.equal(page.reads.length, 1);
+  await after(6999);
+  assert.equal(page.reads.length, 1);
   await after(1);
-  assert.deepEqual(page.triggers, [["moved", "3"]]);
+  assert.deepEqual(page.triggers, [["moved", "4"]]);
   page.unmount();
   mock.timers.reset();
   mock.restoreAll();

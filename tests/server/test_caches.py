@@ -1,7 +1,6 @@
-"""A tour step's figures built ahead for a live class, and a cached figure that hands Streamlit its dict
-made once (``server.caches.kept_as_built``): the same figure as before, and ``st.plotly_chart`` really
-takes it from there (a Streamlit or Plotly upgrade that reads the figure another way fails here, not
-silently slower)."""
+"""A cached figure that hands Streamlit its dict made once (``server.caches.kept_as_built``): the same
+figure as before, and ``st.plotly_chart`` really takes it from there (a Streamlit or Plotly upgrade that
+reads the figure another way fails here, not silently slower)."""
 
 from unittest import mock
 
@@ -10,12 +9,9 @@ import plotly.io as pio
 import pytest
 import streamlit as st
 
-from server import caches
-from server.caches import explore_cached, figure_cached, kept_as_built
+from server.caches import explore_cached, kept_as_built
 from ui.controls import ExplorerState
-from ui.lessons import TOUR
-from ui.text import LANGUAGES, Text
-from ui.tour_step import figures_ahead
+from ui.text import Text
 from ui.views import FIGURES
 
 
@@ -36,17 +32,3 @@ def test_streamlit_draws_a_kept_figure_from_its_dict_made_once():
         st.plotly_chart(kept)
     spy.assert_called_once_with()
     assert to_json.call_args.args[0] is built  # the dict kept, not a copy made anew
-
-
-@pytest.mark.parametrize(("projector", "lang"), [(False, "en"), (True, "zh")])
-def test_a_tour_step_built_ahead_is_drawn_by_every_page_of_a_class_without_building(projector, lang, monkeypatch):
-    step = TOUR[6]
-    ahead = figures_ahead(step, projector, lang)
-    assert ahead[0][2] == lang and len(ahead) == len(set(ahead)) == (3 if projector else 2) * len(LANGUAGES)
-    caches._built_figure.clear()
-    for figure in ahead:
-        figure_cached(*figure)
-    monkeypatch.setitem(caches.FIGURES, step.figure, mock.Mock(side_effect=AssertionError("built again")))
-    for each in LANGUAGES:
-        for shown in (step.state(projector), step.state(), step.state(phone=True)):
-            assert figure_cached(step.figure, shown, each) is not None

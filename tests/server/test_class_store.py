@@ -1,5 +1,6 @@
 """The class store's contract (``server.class_store``), on both stores: the embedded one and a real
-Redis server started by ``scripts/redis.sh`` (Debian's ``redis-server``; missing, the tests fail)."""
+Redis server started by ``scripts/redis.sh`` (Debian's ``redis-server``; missing, the tests fail), and each
+store's word that a class moved on (what the students' pages follow: ``server.class_events``)."""
 
 import itertools
 import threading
@@ -11,7 +12,7 @@ from benchmarks.local_server import ServerFailed, redis_server
 from server.class_store import MemoryStore, RedisStore, followed
 from support import ROOT
 from ui.lessons import QUESTIONS
-from ui.live_class import Refused, answer, ask, join, new_code, new_key, new_student, start
+from ui.live_class import Refused, answer, ask, join, new_code, new_key, new_student, show_step, start, teacher_token
 
 prefixes = (f"test{n}:" for n in itertools.count())  # each test its own keys on the one server
 
@@ -43,13 +44,14 @@ def a_class(store) -> str:
 def test_a_class_is_kept_read_changed_and_ended(make_store):
     store = make_store()
     code = a_class(store)
-    student, stranger = new_student(), new_student()
-    assert store.read(code).code == code and followed(store, code, student) is None  # not joined yet
+    student = new_student()
+    teacher = teacher_token(store.read(code))
+    assert store.read(code).code == code and followed(store, code, teacher) == "0/0/0/0"
     changed = store.update(code, lambda c: ask(join(c, student), 2))
-    assert store.read(code) == changed and followed(store, code, student) == "1" == str(changed.version)
-    assert followed(store, code, stranger) is None and followed(store, "NOSUCH", student) is None
+    assert store.read(code) == changed and followed(store, code, teacher) == "1/1/0/0"  # (the teacher's page's)
+    assert followed(store, code, student) is None and followed(store, "NOSUCH", teacher) is None
     store.end(code)
-    assert store.read(code) is None and followed(store, code, student) is None
+    assert store.read(code) is None and followed(store, code, teacher) is None
     with pytest.raises(Refused) as refused:
         store.update(code, lambda c: c)
     assert refused.value.key == "class.ended"
@@ -139,4 +141,30 @@ def test_two_app_processes_share_one_redis(redis_url):
     student = new_student()
     student_side.update(code, lambda c: join(c, student))
     teacher_side.update(code, lambda c: ask(c, 0))
-    assert followed(student_side, code, student) == "1" and teacher_side.read(code).students == {student}
+    assert student_side.read(code).version == 1 and teacher_side.read(code).students == {student}
+
+
+def test_a_class_that_moves_on_or_ends_is_told_and_an_answer_is_not(make_store):
+    """The embedded store tells its listeners; a Redis store publishes on its channel, which every app
+    process listens to (whichever process made the change)."""
+    store = make_store()
+    heard = []
+    if isinstance(store, MemoryStore):
+        store.listen(heard.append)
+    else:
+        listening = store.redis.pubsub()
+        listening.subscribe(store.channel)
+        assert listening.get_message(timeout=5)["type"] == "subscribe"
+    code = a_class(store)
+    student = new_student()
+    store.update(code, lambda c: join(c, student))  # a student in: no page moves on
+    store.update(code, lambda c: show_step(c, 2))
+    store.update(code, lambda c: ask(c, 0))
+    store.update(code, lambda c: answer(c, student, "10.0.0.1", QUESTIONS[0].answer))
+    store.end(code)
+    if not isinstance(store, MemoryStore):
+        messages = [listening.get_message(timeout=5) for _ in range(3)]
+        heard = [m["data"].decode() for m in messages if m and m["type"] == "message"]
+        assert listening.get_message(timeout=0.5) is None
+        listening.close()
+    assert heard == [code, code, code]

@@ -20,6 +20,7 @@ from ui.lab_views import PANELS, VARIANT_PARTS
 from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
 from ui.live_class import ACTIVITIES
 from ui.real_views import PANELS as REAL_PANELS
+from ui.student_page import WORDS
 from ui.text import LANGUAGES, Text, catalog
 from ui.views.tables import THREE_STAGES
 
@@ -63,6 +64,7 @@ FAMILIES = {
     # The lesson pages: keys derived from the ids in ui/lessons.py and ui/views/tables.py.
     "tour.*.title": {f"tour.{s.id}.title" for s in TOUR},
     "tour.*.body": {f"tour.{s.id}.body" for s in TOUR},
+    "ex.*": {"ex.right", "ex.wrong"},  # a student's outcome once revealed (ui.student_page.verdict)
     "ex.*.title": {f"ex.{n}.title" for n in {q.exercise for q in QUESTIONS}},
     "ex.*.intro": {f"ex.{n}.intro" for n in {q.exercise for q in QUESTIONS}},
     "ex.*.rule": {f"ex.{n}.rule" for n in {q.exercise for q in QUESTIONS}},
@@ -203,7 +205,7 @@ VARIABLE_SITES = {
     "ui/class_views.py": set(),  # t(question.choice_key(choice)): COMPUTED
     "ui/classroom.py": REFUSALS,  # t(refused.key)
     "pages/live_class.py": REFUSALS,
-    "pages/join_class.py": set(),  # t(asked.choice_key(choice)): COMPUTED
+    "ui/student_page.py": set(WORDS),  # the student's page's own words, by a list of their keys
 }
 
 

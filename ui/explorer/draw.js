@@ -9,7 +9,7 @@ const KEPT = 8; // drawn charts kept per place, the most recently shown first
 // What Streamlit's chart theme gives a figure that does not say otherwise (st.plotly_chart draws the
 // app's other charts with it): the page's font, and axis, legend and hover text at 12 px, axis
 // titles at 14 px. The views place names for these sizes (ui/views/labels.py).
-function themed(layout, family) {
+export function themed(layout, family) {
   const axis = { tickfont: { size: 12 }, title: { font: { size: 14 }, standoff: 20 }, automargin: true };
   for (const key of Object.keys(layout).filter((k) => /^[xy]axis\d*$/.test(k))) {
     layout[key] = merge(structuredClone(axis), layout[key]);

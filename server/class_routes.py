@@ -1,0 +1,231 @@
+"""A live class's student side, served by the app's own routes (no Streamlit session per student): the page
+(``GET /join``), its files (``server.class_files``), and the class's small messages: join, the student's
+state (read, or pushed as Server-Sent Events whenever the class moves on, ``server.class_events``), an
+answer, the reveal. Every input is checked here, a body is at most :data:`MOST_BYTES`, and a refusal is a
+JSON ``{"error": key, "message": the catalog's words}`` in the page's language; the teacher's key is never
+read or sent by any of these routes."""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from urllib.parse import urlencode
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from ui.controls import BY_KEY
+from ui.live_class import Refused, answer, join, new_student, student_state
+from ui.student_page import page, phone_look, reveal_file, verdict
+from ui.text import Text
+
+from . import class_events
+from .address_limits import language
+from .bundles import code_version
+from .class_files import ROUTE as FILES_ROUTE
+from .class_files import class_file, prefix
+from .class_store import ANSWERS_PER_ADDRESS, JOINS_PER_MINUTE, STUDENTS_PER_CLASS, class_store
+from .client_address import address_of, behind_proxy
+
+API = "/api/class/{code}/"
+MOST_BYTES = 1024  # a request's body: an answer or a join is a few dozen bytes
+PING_SECONDS = 15  # an idle stream says it is alive this often (HAProxy ends one silent for 60 s)
+RECHECK_SECONDS = 30  # a stream reads its class this often with no move heard (a move missed is seen then)
+RETRY_MS = 1000  # a browser whose stream broke connects again after this long (a replica died: another answers)
+REVEALS_KEPT = 32
+
+
+class Refusal(Exception):
+    def __init__(self, key: str, status: int):
+        super().__init__(key)
+        self.key, self.status = key, status
+
+
+def text_for(request: Request) -> Text:
+    """The page's language: its ``lang`` parameter, else the browser's first language we have."""
+    return Text(language(request.scope["query_string"], request.headers.get("accept-language", "")))
+
+
+def refused(request: Request, key: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": key, "message": text_for(request)(key)}, status,
+                        headers={"Cache-Control": "no-store"})
+
+
+def answered(value) -> JSONResponse:
+    return JSONResponse(value, headers={"Cache-Control": "no-store"})
+
+
+def client(request: Request) -> str:
+    return address_of(request.client.host if request.client else None, request.headers.getlist("x-forwarded-for"),
+                      behind_proxy())
+
+
+def the_code(request: Request) -> str:
+    code = BY_KEY["class"].parse(request.path_params["code"])
+    if code is None:
+        raise Refusal("class.bad_code", 400)
+    return code
+
+
+def the_student(raw) -> str:
+    me = BY_KEY["me"].parse(raw) if isinstance(raw, str) else None
+    if me is None:
+        raise Refusal("class.bad_link", 400)
+    return me
+
+
+async def body_of(request: Request) -> dict:
+    """The request's JSON object, read no further than :data:`MOST_BYTES`."""
+    if not request.headers.get("content-type", "").startswith("application/json"):
+        raise Refusal("class.bad_request", 415)
+    read = b""
+    async for chunk in request.stream():
+        read += chunk
+        if len(read) > MOST_BYTES:
+            raise Refusal("class.bad_request", 413)
+    try:
+        value = json.loads(read)
+    except ValueError:
+        raise Refusal("class.bad_request", 400) from None
+    if not isinstance(value, dict):
+        raise Refusal("class.bad_request", 400)
+    return value
+
+
+def refusals(route):
+    """``route`` whose :class:`Refusal` (or a class's ``Refused``) is the JSON error it answers."""
+    statuses = {"class.ended": 404, "class.full": 409, "class.not_joined": 403, "class.question_closed": 409,
+                "class.bad_choice": 400, "class.bad_link": 400, "class.not_revealed": 409}
+
+    async def checked(request: Request) -> Response:
+        try:
+            return await route(request)
+        except Refusal as refusal:
+            return refused(request, refusal.key, refusal.status)
+        except Refused as change:
+            return refused(request, change.key, statuses.get(change.key, 409))
+    return checked
+
+
+async def student_page(request: Request) -> HTMLResponse:
+    """The page a class's join link and QR code open; ``/join`` with no code, or a bad one, asks for it."""
+    t, raw = text_for(request), request.query_params.get("class", "")
+    code = BY_KEY["class"].parse("".join(raw.split()).upper())  # as typed into its form: spaces, lower case
+    if code is not None and code != raw:
+        query = urlencode({**request.query_params, "class": code})
+        return Response(status_code=303, headers={"Location": f"/join?{query}"})
+    problem = "class.bad_code" if raw and code is None else None
+    shown = page(t, code, phone_look(request.headers.get("user-agent", "")), prefix(),
+                 API.format(code=code) if code else "", problem)
+    return HTMLResponse(shown, headers={"Cache-Control": "no-cache"})
+
+
+@refusals
+async def join_class(request: Request) -> JSONResponse:
+    """Join (again: the student's token, ``me``, keeps the one answer): ``{"me", "state"}``. A try that
+    joins no one anew counts against the computer's joins a minute (codes cannot be guessed by a script)."""
+    code, asked = the_code(request), await body_of(request)
+    me = the_student(asked["me"]) if "me" in asked else new_student()
+    store = class_store()
+    record = await run_in_threadpool(store.read, code)
+    if record is None or me not in record.students:
+        if not await run_in_threadpool(store.allow, f"join:{client(request)}", JOINS_PER_MINUTE, 60):
+            raise Refusal("class.too_many_tries", 429)
+        record = await run_in_threadpool(store.update, code, lambda c: join(c, me, STUDENTS_PER_CLASS))
+    return answered({"me": me, "state": student_state(record, me)})
+
+
+@refusals
+async def class_state(request: Request) -> JSONResponse:
+    """``{"state": ...}``: what the student's page shows (``null``: ended, never was, or not in it: all alike)."""
+    code, me = the_code(request), the_student(request.query_params.get("me"))
+    record = await run_in_threadpool(class_store().read, code)
+    return answered({"state": student_state(record, me) if record else None})
+
+
+@refusals
+async def class_events_stream(request: Request) -> EventSourceResponse:
+    """The student's state at once, then again each time it changes, as ``state`` events; ``null`` (and the
+    stream's end) once the class has ended or the student is not in it."""
+    code, me = the_code(request), the_student(request.query_params.get("me"))
+
+    async def states():
+        seen = ()
+        while True:
+            moves, heard = class_events.watch(code)
+            record = await class_events.read(code, heard)
+            state = student_state(record, me) if record else None
+            if state != seen:
+                yield ServerSentEvent(json.dumps(state), event="state", retry=RETRY_MS)
+                seen = state
+            if state is None:
+                return
+            await class_events.until(moves, RECHECK_SECONDS)
+
+    return EventSourceResponse(states(), ping=PING_SECONDS, headers={"Cache-Control": "no-store"})
+
+
+@refusals
+async def class_answer(request: Request) -> JSONResponse:
+    """The student's answer to the question the class asked at ``asked`` (a new choice replaces theirs; the
+    same one again changes nothing): ``{"counted": ...}`` (not, past the computer's answers a question)."""
+    code, asked = the_code(request), await body_of(request)
+    me, choice, at = the_student(asked.get("me")), asked.get("choice"), asked.get("asked")
+    if not isinstance(choice, str) or type(at) is not int:
+        raise Refusal("class.bad_request", 400)
+    address = client(request)
+
+    def answered_now(c):
+        if c.asked != at:
+            raise Refused("class.question_closed")
+        return answer(c, me, address, choice, ANSWERS_PER_ADDRESS)
+
+    changed = await run_in_threadpool(class_store().update, code, answered_now)
+    return answered({"counted": me in changed.answers})
+
+
+_reveals: OrderedDict[tuple, dict] = OrderedDict()  # (code, version, lang) -> what every student is shown
+
+
+@refusals
+async def class_reveal(request: Request) -> JSONResponse:
+    """The revealed question: the class's answers (a chart and the chart in words), the right answer and
+    why, and this student's own outcome. Made once per class, version and language."""
+    code, me, t = the_code(request), the_student(request.query_params.get("me")), text_for(request)
+    record = await run_in_threadpool(class_store().read, code)
+    if record is None:
+        raise Refused("class.ended")
+    if me not in record.students:
+        raise Refused("class.not_joined")
+    if record.activity != "question" or record.phase != "revealed":
+        raise Refused("class.not_revealed")
+    key = code, record.version, t.lang
+    if key not in _reveals:
+        _reveals[key] = await run_in_threadpool(reveal_file, record, t)
+        while len(_reveals) > REVEALS_KEPT:
+            _reveals.popitem(last=False)
+    return answered({**_reveals[key], "verdict": verdict(record, me, t)})
+
+
+async def files(request: Request) -> Response:
+    """A file of the student's page, for good under its name (its path names the code's version)."""
+    name = request.path_params["name"]
+    made = await run_in_threadpool(class_file, name) if request.path_params["version"] == code_version() else None
+    if made is None:
+        return Response("not found", 404, media_type="text/plain")
+    body, media = made
+    return Response(body, media_type=media, headers={"Cache-Control": "public, max-age=31536000, immutable"})
+
+
+ROUTES = [
+    Route("/join", student_page, methods=["GET"]),
+    Route(FILES_ROUTE + "{version}/{name:path}", files, methods=["GET"]),
+    Route(API + "join", join_class, methods=["POST"]),
+    Route(API + "state", class_state, methods=["GET"]),
+    Route(API + "events", class_events_stream, methods=["GET"]),
+    Route(API + "answer", class_answer, methods=["POST"]),
+    Route(API + "reveal", class_reveal, methods=["GET"]),
+]

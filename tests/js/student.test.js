@@ -1,0 +1,99 @@
+// A live class's student page as a state machine (ui/student/machine.js): joining, following the teacher
+// through a tour step, a question, an answer (changed, refused), the reveal, the Explorer, the end; a lost
+// connection and the waits before asking again.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { POLL_MS, isNew, mine, next, retryIn, showing, start } from "../../ui/student/machine.js";
+
+const state = (change = {}) => ({ version: 0, activity: "tour", step: 0, question: 0, asked: 0, phase: "open",
+  following: true, scenario: "both", view: { residual: true, depth: 24 }, mine: null, ...change });
+
+function run(page, ...events) {
+  return events.reduce(next, page);
+}
+
+test("a page with no code asks for it; a code joins, then follows the tour", () => {
+  assert.deepEqual(showing(start(null)), { kind: "no_code" });
+  const joining = start("ACDEFG");
+  assert.deepEqual(showing(joining), { kind: "joining" });
+  const page = next(joining, { type: "joined", me: "m".repeat(16), state: state() });
+  assert.equal(page.me, "m".repeat(16));
+  assert.deepEqual(showing(page), { kind: "tour", step: 0 });
+  assert.deepEqual(showing(next(page, { type: "state", state: state({ version: 1, step: 3 }) })), { kind: "tour", step: 3 });
+});
+
+test("a refused join says why; a class that ended while joining is refused too", () => {
+  const refused = next(start("ACDEFG"), { type: "refused", error: "This class is full." });
+  assert.deepEqual(showing(refused), { kind: "refused" });
+  assert.equal(refused.error, "This class is full.");
+  const gone = next(start("ACDEFG"), { type: "state", state: null });
+  assert.deepEqual([showing(gone).kind, gone.error], ["refused", "class.ended"]);
+});
+
+test("a question: the choice sent is the student's, kept until the next question, and shown when closed", () => {
+  let page = run(start("ACDEFG"), { type: "joined", me: "m", state: state() },
+    { type: "state", state: state({ version: 1, activity: "question", question: 2, asked: 1 }) });
+  assert.deepEqual(showing(page), { kind: "question", question: 2, asked: 1, choice: null, version: 1 });
+  page = next(page, { type: "answered", asked: 1, choice: "hold", counted: true });
+  assert.equal(mine(page), "hold");
+  page = next(page, { type: "answered", asked: 1, choice: "smarter", counted: true }); // changed
+  assert.equal(showing(page).choice, "smarter");
+  page = next(page, { type: "state", state: state({ version: 2, activity: "question", question: 2, asked: 1,
+    phase: "closed", mine: "smarter" }) });
+  assert.deepEqual(showing(page), { kind: "closed", question: 2, asked: 1, choice: "smarter", version: 2 });
+  page = next(page, { type: "state", state: state({ version: 3, activity: "question", question: 2, asked: 1,
+    phase: "revealed", mine: "smarter" }) });
+  assert.equal(showing(page).kind, "revealed");
+  page = next(page, { type: "state", state: state({ version: 4, activity: "question", question: 3, asked: 4 }) });
+  assert.deepEqual([page.sent, mine(page)], [null, null]); // a new question: nothing chosen yet
+});
+
+test("an answer not counted (too many from this computer) is kept as sent, with its refusal", () => {
+  const page = run(start("ACDEFG"), { type: "joined", me: "m", state: state({ activity: "question", asked: 1 }) },
+    { type: "answered", asked: 1, choice: "hold", counted: false });
+  assert.deepEqual(page.sent, { asked: 1, choice: "hold", counted: false });
+  assert.equal(showing(page).choice, "hold");
+  assert.equal(next(page, { type: "refused", error: "The question is closed." }).phase, "following");
+});
+
+test("the Explorer follows the teacher, or is the student's own while the class explores freely", () => {
+  const page = next(start("ACDEFG"), { type: "joined", me: "m", state: state({ activity: "explorer", scenario: "confirmed" }) });
+  assert.deepEqual(showing(page), { kind: "explorer", free: false, scenario: "confirmed" });
+  const free = next(page, { type: "state", state: state({ version: 1, activity: "explorer", following: false }) });
+  assert.deepEqual(showing(free), { kind: "explorer", free: true, scenario: "both" });
+  assert.deepEqual(showing(next(free, { type: "state", state: state({ version: 2, activity: "tour", following: false }) })),
+    { kind: "explorer", free: true, scenario: "both" }); // free until the teacher calls the class back
+});
+
+test("the class ending ends the page", () => {
+  const page = run(start("ACDEFG"), { type: "joined", me: "m", state: state() }, { type: "state", state: null });
+  assert.deepEqual(showing(page), { kind: "ended" });
+});
+
+test("a lost connection waits longer each time, spread over the class, and a state received starts afresh", () => {
+  let page = next(start("ACDEFG"), { type: "joined", me: "m", state: state() });
+  assert.equal(retryIn(page), POLL_MS);
+  const waits = [];
+  for (let i = 0; i < 8; i += 1) {
+    page = next(page, { type: "lost" });
+    waits.push(retryIn(page));
+  }
+  assert.deepEqual(waits, [500, 1000, 2000, 4000, 8000, 15000, 15000, 15000]);
+  assert.deepEqual([retryIn(page, 0), retryIn(page, 0.999999)], [11250, 18750]);
+  assert.equal(showing(page).kind, "tour"); // still showing the class meanwhile
+  page = next(page, { type: "state", state: state({ version: 1 }) });
+  assert.equal(page.failures, 0);
+});
+
+test("a new step or question is announced; the same one again (a reconnect, a close, a reveal) is not", () => {
+  const tour = { kind: "tour", step: 1 };
+  assert.ok(isNew(null, tour));
+  assert.ok(!isNew(tour, { kind: "tour", step: 1 }));
+  assert.ok(isNew(tour, { kind: "tour", step: 2 }));
+  const asked = { kind: "question", question: 0, asked: 3, choice: null };
+  assert.ok(isNew(tour, asked));
+  assert.ok(!isNew(asked, { ...asked, kind: "closed", choice: "hold" }));
+  assert.ok(!isNew({ ...asked, kind: "closed" }, { ...asked, kind: "revealed" }));
+  assert.ok(isNew(asked, { ...asked, asked: 5 })); // asked again: a new question
+});

@@ -1,0 +1,244 @@
+"""A live class's student side on real servers (``server.class_routes``): two app processes started as
+``scripts/start.sh`` starts one, sharing a real Redis (``scripts/redis.sh``), as a cluster's replicas do. A
+change of the class reaches a student's event stream on either process within a second, pushed; every
+bad input is a translated JSON error and changes nothing; an answer sent twice counts once; the page's
+files are compressed, kept for good and nothing beside them is reachable; the teacher's key is in nothing
+a student is sent."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import http.client
+import json
+import os
+import re
+import threading
+import time
+from urllib.parse import urlencode
+
+import pytest
+
+from benchmarks.local_server import ServerFailed, redis_server, streamlit_server
+from server.class_store import RedisStore
+from support import ROOT
+from ui.lessons import QUESTIONS
+from ui.live_class import ask, close, key_hash, new_code, new_key, new_student, reveal, show_step, start
+from ui.text import Text
+
+EN, ZH = Text("en"), Text("zh")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """``(store, ports)``: Redis and two app processes that keep their classes in it."""
+    logs = tmp_path_factory.mktemp("class_routes")
+    try:
+        with redis_server(logs / "redis.log", ROOT) as url, contextlib.ExitStack() as servers:
+            env = {**os.environ, "BLOCKSTAB_CLASS_STORE": url}
+            bases = [servers.enter_context(streamlit_server("app.py", logs / f"server{n}.log", ROOT, env=env))[0]
+                     for n in range(2)]
+            yield RedisStore(url), [int(base.rsplit(":", 1)[1]) for base in bases]
+    except ServerFailed as error:
+        pytest.fail(str(error), pytrace=False)
+
+
+@pytest.fixture
+def a_class(cluster):
+    """``(code, key)``: a class started in the shared store, ended afterwards."""
+    store, _ = cluster
+    code, key = new_code(), new_key()
+    assert store.create(start(code, key, "en"))
+    yield code, key
+    store.end(code)
+
+
+def call(port: int, method: str, path: str, body: bytes | dict | None = None, headers: dict | None = None):
+    """``(status, headers, body)`` of one request (its headers looked up as HTTP does, in any case)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    data = json.dumps(body).encode() if isinstance(body, dict) else body
+    sent = {"Content-Type": "application/json"} if isinstance(body, dict) else {}
+    connection.request(method, path, body=data, headers={**sent, **(headers or {})})
+    response = connection.getresponse()
+    answer = response.status, response.headers, response.read()
+    connection.close()
+    return answer
+
+
+def joined(port: int, code: str, me: str | None = None) -> tuple[str, dict]:
+    status, _, body = call(port, "POST", f"/api/class/{code}/join?lang=en", {"me": me} if me else {})
+    assert status == 200, body
+    answer = json.loads(body)
+    return answer["me"], answer["state"]
+
+
+class Stream:
+    """A student's event stream, read on a thread of its own: each ``state`` event and when it came."""
+
+    def __init__(self, port: int, code: str, me: str):
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.connection.request("GET", f"/api/class/{code}/events?me={me}")
+        self.response = self.connection.getresponse()
+        self.states: list[tuple[float, dict | None]] = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # (closed while it read)
+            for line in self.response:
+                if line.startswith(b"data:"):
+                    self.states.append((time.monotonic(), json.loads(line[5:])))
+
+    def wait(self, count: int, seconds: float = 30) -> list[tuple[float, dict | None]]:
+        deadline = time.monotonic() + seconds
+        while len(self.states) < count and time.monotonic() < deadline and self.thread.is_alive():
+            time.sleep(0.01)
+        return self.states
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def test_a_change_is_pushed_to_a_students_stream_on_either_process_within_a_second(cluster, a_class):
+    store, ports = cluster
+    code, _ = a_class
+    students = [joined(port, code) for port in ports]
+    streams = [Stream(port, code, me) for port, (me, _) in zip(ports, students, strict=True)]
+    try:
+        assert all(s.response.status == 200 and s.response.getheader("Content-Type").startswith("text/event-stream")
+                   for s in streams)
+        assert [s.wait(1)[0][1]["step"] for s in streams] == [0, 0]  # the state at once
+        for step in (3, 5):
+            changed = time.monotonic()
+            store.update(code, lambda c, step=step: show_step(c, step))  # (as the teacher's page does, anywhere)
+            for stream in streams:
+                at, state = stream.wait(len(stream.states) + 1)[-1]
+                assert state["step"] == step and at - changed < 1.0
+        store.update(code, lambda c: ask(c, 0))
+        assert all(s.wait(4)[-1][1]["activity"] == "question" for s in streams)
+        before = [len(s.states) for s in streams]
+        answer = {"me": students[0][0], "asked": store.read(code).asked, "choice": QUESTIONS[0].answer}
+        assert call(ports[0], "POST", f"/api/class/{code}/answer", answer)[0] == 200
+        store.end(code)
+        ended = [s.wait(count + 1)[-1][1] for s, count in zip(streams, before, strict=True)]
+        assert ended == [None, None]  # an answer moves no one's page on; the end does, and the stream ends
+        for stream in streams:
+            stream.thread.join(10)
+            assert not stream.thread.is_alive()
+    finally:
+        for stream in streams:
+            stream.close()
+
+
+def test_a_student_answers_once_however_often_it_is_sent_and_a_reload_keeps_it(cluster, a_class):
+    store, (port, other) = cluster
+    code, _ = a_class
+    me, _ = joined(port, code)
+    asked = store.update(code, lambda c: ask(c, 1)).asked
+    choice = QUESTIONS[1].answer
+    for where in (port, other, port):  # sent again, and by another process
+        status, _, body = call(where, "POST", f"/api/class/{code}/answer", {"me": me, "asked": asked, "choice": choice})
+        assert (status, json.loads(body)) == (200, {"counted": True})
+    record = store.read(code)
+    assert len(record.answers) == 1 and record.refused == 0 and record.answers[me].choice == choice
+    again, state = joined(other, code, me)  # the page reloaded with its link
+    assert again == me and state["mine"] == choice and len(store.read(code).students) == 1
+
+
+BAD = [  # (method, path, body, status, the catalog's key)
+    ("POST", "/api/class/0OI1L0/join", {}, 400, "class.bad_code"),
+    ("POST", "/api/class/{code}/join", {"me": "<script>"}, 400, "class.bad_link"),
+    ("POST", "/api/class/{code}/join", {"me": 12}, 400, "class.bad_link"),
+    ("POST", "/api/class/{code}/join", (b"{}", "text/plain"), 415, "class.bad_request"),
+    ("POST", "/api/class/{code}/join", (b"not json", "application/json"), 400, "class.bad_request"),
+    ("POST", "/api/class/{code}/join", (b"[1, 2]", "application/json"), 400, "class.bad_request"),
+    ("POST", "/api/class/ACDEFG/join", {}, 404, "class.ended"),
+    ("GET", "/api/class/{code}/state?me=short", None, 400, "class.bad_link"),
+    ("GET", "/api/class/{code}/events?me=", None, 400, "class.bad_link"),
+    ("POST", "/api/class/{code}/answer", {"me": "{me}", "asked": "{asked}", "choice": "no such choice"}, 400,
+     "class.bad_choice"),
+    ("POST", "/api/class/{code}/answer", {"me": "{me}", "asked": 999, "choice": "hold"}, 409, "class.question_closed"),
+    ("POST", "/api/class/{code}/answer", {"me": "{me}", "asked": "3", "choice": "hold"}, 400, "class.bad_request"),
+    ("POST", "/api/class/{code}/answer", {"me": "{stranger}", "asked": "{asked}", "choice": "hold"}, 403,
+     "class.not_joined"),
+    ("GET", "/api/class/{code}/reveal?me={me}", None, 409, "class.not_revealed"),
+    ("GET", "/api/class/{code}/reveal?me={stranger}", None, 403, "class.not_joined"),
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_bad_input_is_a_translated_json_error_and_changes_nothing(cluster, a_class, lang):
+    store, (port, _) = cluster
+    code, _ = a_class
+    me, _ = joined(port, code)
+    before = store.update(code, lambda c: ask(c, 2))
+    values = {"code": code, "me": me, "stranger": new_student(), "asked": before.asked}
+
+    def filled(value):
+        if isinstance(value, str):
+            filled_in = value.format(**values)
+            return int(filled_in) if value == "{asked}" else filled_in
+        return {k: filled(v) for k, v in value.items()} if isinstance(value, dict) else value
+
+    for method, path, body, status, key in BAD:
+        joiner = "&" if "?" in path else "?"
+        raw, kind = body if isinstance(body, tuple) else (filled(body), None)
+        got, headers, answer = call(port, method, filled(path) + f"{joiner}lang={lang}", raw,
+                                    {"Content-Type": kind} if kind else None)
+        assert (got, json.loads(answer)) == (status, {"error": key, "message": Text(lang)(key)}), (path, body)
+        assert headers["Content-Type"].startswith("application/json")
+    assert store.read(code) == before
+    big = json.dumps({"me": me, "padding": "x" * 2000}).encode()
+    assert call(port, "POST", f"/api/class/{code}/join?lang={lang}", big,
+                {"Content-Type": "application/json"})[0] == 413  # read no further than a kilobyte
+
+
+def test_the_page_and_its_files_are_served_compressed_and_kept_and_nothing_beside_them(cluster, a_class):
+    _, (port, other) = cluster
+    code, _ = a_class
+    status, headers, body = call(port, "GET", f"/join?class={code}&lang=zh", headers={"Accept-Encoding": "gzip"})
+    assert status == 200 and headers.get("Content-Encoding") == "gzip"
+    page = gzip.decompress(body).decode()
+    assert '<html lang="zh-Hans">' in page and code in page
+    files = re.search(r'"files": "([^"]+)"', page)[1]
+    assert call(other, "GET", f"/join?class={code}&lang=zh")[2].decode().count(files) >= 1  # one name, any process
+    for name in ("student.js", "student.css", "plotly-basic.min.js", "tour-3-zh-phone.json", "questions-zh.json",
+                 "explorer-zh-follow.json", "bundle/phone-both-zh/index.js"):
+        status, headers, body = call(port, "GET", files + name, headers={"Accept-Encoding": "gzip"})
+        assert status == 200 and headers["Cache-Control"] == "public, max-age=31536000, immutable", name
+        plain = call(other, "GET", files + name)[2]
+        assert headers.get("Content-Encoding") == "gzip" and gzip.decompress(body) == plain
+    version = files.rstrip("/").rsplit("/", 1)[1]
+    for path in (files.replace(version, "0" * len(version)) + "student.js", files + "tour-9-zh-phone.json",
+                 files + "../routes.py", files + "bundle/phone-both-zh/../../../server/asgi.py",
+                 files + "bundle/phone-anything-zh/index.js", files + "student.js.map"):
+        assert call(port, "GET", path)[0] in (400, 404), path  # (400: Streamlit's own check of a path's dots)
+
+
+def test_the_teachers_key_is_in_nothing_a_student_is_sent(cluster, a_class):
+    store, (port, _) = cluster
+    code, key = a_class
+    me, joined_state = joined(port, code)
+    stream = Stream(port, code, me)
+    try:
+        store.update(code, lambda c: reveal(close(ask(c, 0))))
+        stream.wait(2)
+        sent = [call(port, "GET", f"/join?{urlencode({'class': code, 'lang': 'en', 'me': me})}")[2].decode(),
+                json.dumps(joined_state), call(port, "GET", f"/api/class/{code}/state?me={me}")[2].decode(),
+                call(port, "GET", f"/api/class/{code}/reveal?me={me}&lang=en")[2].decode(),
+                json.dumps(stream.states)]
+    finally:
+        stream.close()
+    assert all(key not in part and key_hash(key) not in part and key_hash(key)[:16] not in part for part in sent)
+    assert json.loads(sent[3])["verdict"]["kind"] == "not_counted"
+
+
+def test_a_typed_code_is_read_as_typed_and_a_bad_one_is_said_in_the_pages_language(cluster):
+    _, (port, _) = cluster
+    status, headers, _ = call(port, "GET", "/join?class=%20acd%20efg%20&lang=zh")
+    assert status == 303 and headers["Location"] == "/join?class=ACDEFG&lang=zh"
+    status, _, body = call(port, "GET", "/join?class=0OI1L&lang=zh")
+    assert status == 200 and ZH("class.bad_code") in body.decode() and 'name="class"' in body.decode()
+    status, _, body = call(port, "GET", "/join", headers={"Accept-Language": "zh-CN,zh;q=0.9"})
+    assert '<html lang="zh-Hans">' in body.decode() and EN("join.code") not in body.decode()
+

@@ -1,0 +1,62 @@
+// A live class's student page as a state machine (page.js runs it): what the page holds after each event
+// and what it shows. Pure: tested under node (tests/js/student.test.js).
+
+const RETRY_MS = [500, 1000, 2000, 4000, 8000, 15000]; // waits before asking again, after failures in a row
+export const POLL_MS = 1000; // how often a page with no push asks for the class's state
+
+export function start(code) {
+  return { phase: code ? "joining" : "no_code", me: null, state: null, sent: null, error: null, failures: 0 };
+}
+
+// ``page`` after ``event``: joined (``me``, ``state``), state (the class's state for this student, null once
+// ended), refused (a catalog key: joining or an answer refused), answered (what the server said of an answer
+// sent: ``asked``, ``choice``, ``counted``), lost (a request or the push failed).
+export function next(page, event) {
+  switch (event.type) {
+    case "joined":
+      return { ...page, phase: "following", me: event.me, state: event.state, error: null, failures: 0 };
+    case "state":
+      if (event.state === null) return { ...page, phase: page.phase === "joining" ? "refused" : "ended", state: null,
+        error: page.phase === "joining" ? "class.ended" : null, failures: 0 };
+      return { ...page, phase: "following", state: event.state, failures: 0,
+        sent: page.sent && page.sent.asked === event.state.asked ? page.sent : null };
+    case "refused":
+      return { ...page, phase: page.phase === "joining" ? "refused" : page.phase, error: event.error, failures: 0 };
+    case "answered":
+      return { ...page, sent: { asked: event.asked, choice: event.choice, counted: event.counted }, error: null };
+    case "lost":
+      return { ...page, failures: page.failures + 1 };
+    default:
+      return page;
+  }
+}
+
+// How long to wait before asking again after ``page.failures`` failures in a row (``random`` in [0, 1): each
+// page waits a little differently, so a class does not come back at once after a server restarts).
+export function retryIn(page, random = 0.5) {
+  const wait = RETRY_MS[Math.min(page.failures, RETRY_MS.length) - 1] ?? POLL_MS;
+  return Math.round(wait * (0.75 + random / 2));
+}
+
+// The choice the page shows as this student's: the one it sent to this question, else the class's record of it.
+export function mine(page) {
+  return page.sent && page.state && page.sent.asked === page.state.asked ? page.sent.choice : page.state?.mine ?? null;
+}
+
+// What the page shows: {kind} of no_code, joining, refused, ended, tour (``step``), question, closed, revealed
+// (``question``, ``asked``, ``choice``: the student's), or explorer (``free``: the student's own switches).
+export function showing(page) {
+  if (page.phase !== "following") return { kind: page.phase };
+  const s = page.state;
+  if (!s.following) return { kind: "explorer", free: true, scenario: s.scenario };
+  if (s.activity === "tour") return { kind: "tour", step: s.step };
+  if (s.activity === "explorer") return { kind: "explorer", free: false, scenario: s.scenario };
+  const kind = { open: "question", closed: "closed", revealed: "revealed" }[s.phase];
+  return { kind, question: s.question, asked: s.asked, choice: mine(page), version: s.version };
+}
+
+// Whether going from ``before`` to ``after`` (two showing() values) is a new activity, which the page announces.
+export function isNew(before, after) {
+  const key = (v) => [v.kind === "closed" || v.kind === "revealed" ? "question" : v.kind, v.step, v.asked].join();
+  return !before || key(before) !== key(after);
+}

@@ -1,0 +1,267 @@
+// A live class's student page (ui/student_page.py makes it, server/class_routes.py serves it): joins the
+// class, follows it by a push from the server (Server-Sent Events; asking every second if that fails) and
+// draws what the class shows from files made once per language and look: a tour step, a question to answer,
+// its reveal, or the Explorer (ui/explorer/) on the teacher's view. It computes nothing: every figure and
+// sentence comes from the server.
+
+import { hidePlotlySvgs, themed } from "../explorer/draw.js";
+import { default as instantExplorer } from "../explorer/main.js";
+import { loadPlotly } from "../explorer/store.js";
+import { POLL_MS, isNew, next, retryIn, showing, start } from "./machine.js";
+
+const data = JSON.parse(document.getElementById("student-data").textContent);
+const activity = document.getElementById("activity");
+const announced = document.getElementById("announced");
+const files = new Map(); // a file's URL -> its JSON (a promise)
+let lang = data.lang;
+let page = start(data.code);
+let drawn = null; // what the activity area shows (showing()), and in which language
+let drawing = Promise.resolve();
+
+const escape = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+// A word of the page's, as HTML, with its {placeholders} filled with text.
+function word(key, values = {}) {
+  return data.words[lang][key].replace(/\{(\w+)\}/g, (_, name) => escape(String(values[name])));
+}
+
+function markup(tag, attributes = {}, html = "") { // (its HTML: the server's, or escaped here)
+  const made = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) made.setAttribute(name, value);
+  made.innerHTML = html;
+  return made;
+}
+
+function file(name) {
+  const url = `${data.files}${name}`;
+  if (!files.has(url)) files.set(url, fetch(url).then((r) => (r.ok ? r.json() : Promise.reject(new Error(url)))));
+  return files.get(url);
+}
+
+// A call to the class's routes: [ok, its JSON] ({error, message} when refused).
+async function call(path, body) {
+  const query = `${path.includes("?") ? "&" : "?"}lang=${lang}`;
+  const response = await fetch(`${data.api}${path}${query}`, body === undefined ? { cache: "no-store" }
+    : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  return [response.ok, await response.json()];
+}
+
+function problem(message) {
+  const said = markup("p", { class: "problem", role: "alert" });
+  said.textContent = message;
+  return said;
+}
+
+// ---- following the class ----------------------------------------------------------------------------
+
+function moved(event) {
+  page = next(page, event);
+  render();
+}
+
+async function join() {
+  const me = new URL(location.href).searchParams.get("me");
+  try {
+    const [ok, answer] = await call("join", me ? { me } : {});
+    if (!ok) return moved({ type: "refused", error: answer.message });
+    const url = new URL(location.href);
+    url.searchParams.set("me", answer.me); // a reload keeps this student, and its one answer
+    history.replaceState(null, "", url);
+    moved({ type: "joined", me: answer.me, state: answer.state });
+    follow();
+  } catch {
+    moved({ type: "lost" });
+    setTimeout(join, retryIn(page, Math.random()));
+  }
+}
+
+function follow() {
+  if (!window.EventSource) return poll();
+  const events = new EventSource(`${data.api}events?me=${encodeURIComponent(page.me)}`);
+  events.addEventListener("state", (message) => moved({ type: "state", state: JSON.parse(message.data) }));
+  events.onerror = () => {
+    if (events.readyState === EventSource.CLOSED) poll(); // refused (too many), or no push on this network
+    else moved({ type: "lost" }); // the browser connects again by itself
+  };
+}
+
+async function poll() {
+  try {
+    const [ok, answer] = await call(`state?me=${encodeURIComponent(page.me)}`);
+    moved(ok ? { type: "state", state: answer.state } : { type: "lost" });
+  } catch {
+    moved({ type: "lost" });
+  }
+  if (page.phase !== "ended") setTimeout(poll, page.failures ? retryIn(page, Math.random()) : POLL_MS);
+}
+
+async function answer(asked, choice) {
+  try {
+    const [ok, said] = await call("answer", { me: page.me, asked, choice });
+    moved(ok ? { type: "answered", asked, choice, counted: said.counted } : { type: "refused", error: said.message });
+  } catch {
+    moved({ type: "lost" });
+  }
+}
+
+// ---- drawing what the class shows ---------------------------------------------------------------------
+
+async function chart(place, source) {
+  const Plotly = await loadPlotly(`${data.files}plotly-basic.min.js`);
+  const layout = source.figure.layout;
+  themed(layout, getComputedStyle(document.body).fontFamily);
+  await Plotly.react(place, source.figure.data, layout, source.config);
+}
+
+function figure(source) {
+  const described = markup("figure", { "aria-label": source.description });
+  const plot = markup("div", { class: "plot" });
+  const words = markup("details", {}, `<summary>${word("describe.show")}</summary>`);
+  words.append(markup("p", {}, escape(source.description)));
+  described.append(plot, words);
+  hidePlotlySvgs(described);
+  return [described, plot];
+}
+
+async function tour(view) {
+  const step = await file(`tour-${view.step}-${lang}-${data.look}.json`);
+  const [described, plot] = figure(step);
+  activity.replaceChildren(markup("h2", {}, escape(step.title)), markup("div", { class: "text" }, step.body),
+    described);
+  await chart(plot, step);
+  return step.title;
+}
+
+// The question, its choices (a student's own marked) until it closes, then what was chosen and, once
+// revealed, the class's answers. Drawn again in place (``here``: it shows this question already): a radio
+// keeps its keyboard focus as its student answers.
+async function question(view, here) {
+  const asked = (await file(`questions-${lang}.json`))[view.question];
+  const refused = page.sent?.asked === view.asked && !page.sent.counted;
+  if (here && view.kind === "question") {
+    for (const radio of activity.querySelectorAll("input[type=radio]")) radio.checked = radio.value === view.choice;
+    activity.querySelector(".problem")?.remove();
+    if (refused) activity.append(problem(word("class.answer_refused")));
+    return asked.title;
+  }
+  const parts = [markup("h2", {}, escape(asked.title)), markup("div", { class: "text" }, asked.prompt)];
+  if (view.kind === "question") {
+    const group = markup("fieldset", { class: "choices" }, `<legend>${word("join.your_answer")}</legend>`);
+    for (const [choice, name] of asked.choices) {
+      const label = markup("label");
+      const radio = markup("input", { type: "radio", name: "answer", value: choice });
+      radio.checked = choice === view.choice;
+      radio.addEventListener("change", () => answer(view.asked, choice));
+      label.append(radio, document.createTextNode(` ${name}`));
+      group.append(label);
+    }
+    parts.push(group, markup("p", { class: "caption" }, word("join.open")));
+    if (refused) parts.push(problem(word("class.answer_refused")));
+  } else if (view.choice) {
+    parts.push(markup("p", {}, word("join.you_chose", { choice: Object.fromEntries(asked.choices)[view.choice] })));
+  }
+  if (view.kind === "closed") parts.push(markup("p", { class: "note" }, word("join.closed")));
+  if (view.kind !== "revealed") {
+    activity.replaceChildren(...parts);
+    return asked.title;
+  }
+  const [ok, reveal] = await call(`reveal?me=${encodeURIComponent(page.me)}`);
+  if (!ok) {
+    activity.replaceChildren(...parts, problem(reveal.message));
+    return asked.title;
+  }
+  const [described, plot] = figure(reveal);
+  activity.replaceChildren(...parts, markup("p", { class: `verdict ${reveal.verdict.kind}` },
+    escape(reveal.verdict.said)), described, markup("div", { class: "text" }, reveal.explain));
+  await chart(plot, reveal);
+  return asked.title;
+}
+
+// The Explorer on the class's view (read-only), or the student's own (``free``). Mounted again in place
+// (``here``) on the teacher's next view: it then takes that view (``lead``).
+async function explorer(view, here) {
+  const state = page.state;
+  let place = here ? activity.querySelector(".class-explorer") : null;
+  if (!place) {
+    place = markup("div", { class: "class-explorer" });
+    activity.replaceChildren(...(view.free ? [markup("p", { class: "note" }, word("join.explore_freely"))] : []),
+      place);
+  }
+  const mount = { ...(await file(`explorer-${lang}-${view.free ? "free" : "follow"}.json`)),
+    view: state.view, lead: view.free ? null : state.version, plotly: `${data.files}plotly-basic.min.js`,
+    bundle: `${data.files}bundle/${data.look}-${view.scenario}-${lang}/` };
+  instantExplorer({ data: new TextEncoder().encode(JSON.stringify(mount)), parentElement: place,
+    setStateValue: () => {} });
+  return null;
+}
+
+const DRAW = { tour, question, closed: question, revealed: question, explorer };
+const SAID = { ended: "class.ended", joining: "join.joining" };
+
+// Whether the activity area, showing ``before``, can take ``after`` in place: the same question still open,
+// or the Explorer in the same mode (the language unchanged).
+function inPlace(before, after) {
+  return before?.lang === lang && before.view.kind === after.kind
+    && (after.kind === "question" ? before.view.asked === after.asked : after.kind === "explorer"
+      && before.view.free === after.free && before.view.scenario === after.scenario);
+}
+
+function render() {
+  const view = showing(page);
+  const before = drawn;
+  document.querySelector(".reconnect").hidden = page.failures === 0;
+  if (before && before.lang === lang && JSON.stringify(before.view) === JSON.stringify(view)
+      && view.kind !== "question" && view.kind !== "explorer") return;
+  drawn = { view, lang };
+  const here = inPlace(before, view);
+  drawing = drawing.then(async () => {
+    if (drawn.view !== view) return; // another state came meanwhile
+    let title = null;
+    if (DRAW[view.kind]) {
+      title = await DRAW[view.kind](view, here).catch(() => null);
+    } else if (view.kind === "refused") {
+      activity.replaceChildren(problem(page.error));
+    } else if (SAID[view.kind]) {
+      activity.replaceChildren(markup("p", { class: "note" }, word(SAID[view.kind])));
+      title = view.kind === "ended" ? activity.textContent : null;
+    }
+    if (title && isNew(before?.view, view)) announced.textContent = title; // the live region: what is new
+  });
+}
+
+// ---- the page's language --------------------------------------------------------------------------------
+
+function switchLanguage(event) {
+  event.preventDefault();
+  lang = event.currentTarget.dataset.lang;
+  const other = lang === "en" ? "zh" : "en";
+  document.documentElement.lang = data.tags[lang];
+  document.title = `${document.createRange().createContextualFragment(word("join.title")).textContent} · BlockStab`;
+  document.querySelector("h1").innerHTML = word("join.title");
+  document.querySelector(".languages").setAttribute("aria-label", word("join.language"));
+  const link = document.querySelector(".languages a");
+  Object.assign(link.dataset, { lang: other });
+  link.setAttribute("lang", data.tags[other]);
+  link.setAttribute("href", `?lang=${other}`);
+  link.innerHTML = word(`lang.${other}`);
+  const inClass = document.querySelector(".in-class");
+  if (inClass) inClass.innerHTML = word("join.in_class", { code: data.code });
+  document.querySelector(".reconnect").innerHTML = word("join.reconnecting");
+  const url = new URL(location.href);
+  url.searchParams.set("lang", lang);
+  history.replaceState(null, "", url);
+  drawn = null;
+  render();
+}
+
+function studentPage() {
+  document.querySelector(".languages a").addEventListener("click", switchLanguage);
+  const reconnect = markup("p", { class: "reconnect note", hidden: "" }, word("join.reconnecting"));
+  activity.before(reconnect);
+  if (data.code) {
+    render();
+    join();
+  }
+}
+
+studentPage();
