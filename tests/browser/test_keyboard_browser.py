@@ -8,6 +8,7 @@ all by keyboard. The Explorer's own controls are driven by keyboard in test_inst
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from benchmarks.local_server import PHONE_USER_AGENT
 from support.browser import IDLE, open_app, wait_for_view
@@ -199,11 +200,11 @@ def test_a_live_class_by_keyboard(new_page, app_url):
     walk(teacher, EN("class.how_to_join"), EN("class.activity.question"), EN("class.free"), EN("class.end"),
          EN("class.next_in_script"), EN("tour.next"), EN("class.resume"))
 
-    student = new_page(390, 844, user_agent=PHONE_USER_AGENT)  # a phone: its sidebar closed
-    open_app(student, f"{app_url}/join?lang=en", charts=False)
-    walk(student, EN("join.code"))
-    tab_to(student, EN("join.code"), exact=True)  # (not its help button)
-    student.keyboard.type(code)
+    student = new_page(390, 844, user_agent=PHONE_USER_AGENT)  # a phone, on the class's own light page
+    student.goto(f"{app_url}/join?lang=en")
+    walk(student, EN("lang.zh"), EN("join.code"), EN("join.join"))
+    tab_to(student, EN("join.code"), exact=True)
+    student.keyboard.type(code.lower())  # (read off the projector: any case)
     student.keyboard.press("Enter")
     student.get_by_text(EN("join.in_class", code=code)).wait_for()
     teacher.get_by_text(EN("class.one_student")).wait_for()
@@ -212,18 +213,18 @@ def test_a_live_class_by_keyboard(new_page, app_url):
     teacher.keyboard.press("Enter")
     asked = QUESTIONS[0]
     choices = [EN(asked.choice_key(choice)) for choice in asked.choices]
-    student.get_by_text(choices[0], exact=True).wait_for()
-    settled(student)
-    walk(student, choices[0])
+    student.get_by_role("radio", name=choices[0]).wait_for()
+    walk(student, EN("lang.zh"), choices[0])
     tab_to(student, choices[0], exact=True)
-    student.keyboard.press("Space")
+    student.keyboard.press("ArrowDown")  # a radio group: its arrows choose
+    expect(student.get_by_role("radio", name=choices[1])).to_be_checked()
     teacher.get_by_text(re.compile(re.escape(EN("class.answered", answered=1, students=1)))).wait_for()
 
     settled(teacher)
     walk(teacher, EN("class.question"), EN("class.ask"), EN("class.close"), EN("class.reveal"))
     tab_to(teacher, EN("class.reveal"))
     teacher.keyboard.press("Enter")
-    verdict = "ex.right" if asked.choices[0] == asked.answer else "ex.wrong"
+    verdict = "ex.right" if asked.choices[1] == asked.answer else "ex.wrong"
     student.get_by_text(EN(verdict, answer=EN(asked.choice_key(asked.answer)))).wait_for()
 
     settled(teacher)
@@ -232,7 +233,7 @@ def test_a_live_class_by_keyboard(new_page, app_url):
     tab_to(teacher, EN("class.end_confirm"), from_here=True)
     teacher.keyboard.press("Enter")
     teacher.get_by_role("button", name=EN("class.start")).wait_for()
-    student.get_by_text(EN("class.ended")).wait_for()
+    expect(student.locator("#activity")).to_have_text(EN("class.ended"))
 
 
 def test_a_ring_is_seen_at_3_to_1_only():
