@@ -1,7 +1,7 @@
 """A page back on a server process that does not have its session: the process restarted, or a cluster's
 replica died and HAProxy sent the page to another. Streamlit's page reconnects and keeps showing what it
 had, but the new session has never run: its first request is a fragment's timer (which a new session
-skips: it knows no fragment), a click carrying the old session's widget values, or a live class's student
+skips: it knows no fragment), a click carrying the old session's widget values, or a live class's teacher's
 page asking for a run (``ui/follow.js``: its poll was answered by another process). Such a first request
 runs the whole page, which rebuilds the view from the URL and from what its components last held
 (:func:`resumed_state`: the Explorer's view, touched just now), and the page says so (:data:`RESUMED`)."""
