@@ -1,9 +1,10 @@
 """The README's tables say what the app does: every link parameter with the values its control
-takes, and every page at the path the router gives it."""
+takes, and every page at the path the router gives it (or the app's own routes: a class's student page)."""
 
 import re
 
 from blockstab.scenario import PRESETS
+from server.routes import ROUTES
 from support import ROOT
 from ui.controls import APP_CONTROLS, CLASS_CONTROLS, CONTROLS, LAB_CONTROLS, PAGE_CONTROLS, REAL_CONTROLS
 
@@ -42,4 +43,6 @@ def test_the_link_table_names_every_parameter_with_the_values_it_takes():
 def test_the_pages_table_gives_each_page_the_routers_path():
     router = (ROOT / "app.py").read_text(encoding="utf-8")
     paths = {f"/{path}" for path in re.findall(r'url_path="(\w+)"', router)} - {"/start", "/explore"} | {"/"}
-    assert {named(cells)[0] for cells in table("Pages").values()} == paths
+    own = {route.path for route in ROUTES if not route.path.startswith("/api/")}  # the app's own pages
+    assert own == {"/join"}
+    assert {named(cells)[0] for cells in table("Pages").values()} == paths | own
