@@ -159,7 +159,9 @@ def lead(record: LiveClass) -> None:
     page is, never run by a timer (docs/live-class.md says why)."""
     follow(record)
     link, reachable = join_link(record.code, t.lang)
-    with st.expander(t("class.how_to_join"), expanded=True, icon=":material/qr_code_2:"):  # folded once all are in
+    # Keyed: an expander with no key is made anew, folded, whenever the elements before it change (a new
+    # activity), and the teacher's own folding or unfolding of it was lost.
+    with st.expander(t("class.how_to_join"), expanded=True, icon=":material/qr_code_2:", key="class_how_to_join"):
         words, code = st.columns([3, 2])
         with words:
             with st.container(key="class_code"):  # (its type: APP_CSS)
@@ -202,7 +204,7 @@ def lead(record: LiveClass) -> None:
         question(record)
 
     if not projector:  # the key stays off the projector
-        with st.expander(t("class.resume"), icon=":material/devices:"):
+        with st.expander(t("class.resume"), icon=":material/devices:", key="class_resume"):
             st.caption(t("class.resume_note"))
             query = urlencode({"class": record.code, "key": st.session_state[KEY], "lang": t.lang})
             st.code(f"{app_address()}/class?{query}", language=None)

@@ -71,9 +71,11 @@ def ensure(look: ExplorerState, lang: str, *names: str) -> None:
 
 def shared_part(look: ExplorerState, lang: str, name: str) -> str:
     """A part's file that every student of a live class reads (``server.class_files``): built in a worker
-    process by the first to ask while the others wait, then read from this server's folder."""
+    process by the first to ask while the others wait, then read from this server's folder. The class waits
+    for it, so it is built at the server's own priority: at the lowest, a busy machine starved it for minutes
+    (the build ahead when a class starts stays at the lowest)."""
     while True:
-        _once(look, lang, name, partial(build_in_worker, look, lang, name))
+        _once(look, lang, name, partial(build_in_worker, look, lang, name, 0))
         try:
             return (bundles_folder() / file_name(look, lang, name)).read_text(encoding="ascii")
         except FileNotFoundError:  # let go meanwhile (KEPT): built again, unless the server is stopping
@@ -188,9 +190,11 @@ def by_distance(first: int) -> list[int]:
     return sorted((n for n in RANGE_FIRSTS if n != first), key=lambda n: (abs(n - first), n < first))
 
 
-def build_in_worker(look: ExplorerState, lang: str, name: str) -> str:
-    """:func:`ui.bundle.built_part` in a worker process at the lowest priority (``server.lab_worker``)."""
-    return in_worker(partial(part_job, look, lang, name, shared_folder()), BUILD_SECONDS, lambda fraction: None)
+def build_in_worker(look: ExplorerState, lang: str, name: str, niceness: int = 19) -> str:
+    """:func:`ui.bundle.built_part` in a worker process, at the lowest priority unless a class waits for it
+    (``server.lab_worker``)."""
+    return in_worker(partial(part_job, look, lang, name, shared_folder()), BUILD_SECONDS, lambda fraction: None,
+                     niceness)
 
 
 def part_job(look: ExplorerState, lang: str, name: str, folder: Path | None, progress) -> str:

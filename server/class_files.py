@@ -83,13 +83,15 @@ _starting = threading.Lock()
 
 def build_ahead_for(lang: str) -> None:
     """When a class starts, in the background: the Explorer's parts its pages open a view on first (the
-    figures and the first blocks, on a phone and a computer, in the class's language), so that the
-    class's first "show me" finds them built; once per language and process."""
+    figures and the first blocks, on a phone and a computer, in the class's language, then in the other: a
+    student may read it), so that the class's first "show me" finds them built; once per process."""
     with _starting:
-        if lang in _started:
+        if _started:
             return
         _started.add(lang)
-    parts = [(bundle_look(look, "both"), lang, name) for look in LOOKS for name in (FIGURES, range_part(1))]
+    langs = sorted(LANGUAGES, key=lambda each: each != lang)
+    parts = [(bundle_look(look, "both"), each, name) for each in langs for look in LOOKS
+             for name in (FIGURES, range_part(1))]
     if not bundles.build_ahead(parts):
         with _starting:  # another build ahead runs: the next class start tries again
-            _started.discard(lang)
+            _started.clear()

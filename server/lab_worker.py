@@ -69,9 +69,10 @@ def run_job(job, seconds: float, report):
     return job(progress)
 
 
-def _worker(job, seconds: float, conn) -> None:
-    """The worker process: low priority, one BLAS thread, progress and the answer sent to ``conn``."""
-    os.nice(19)
+def _worker(job, seconds: float, conn, niceness: int) -> None:
+    """The worker process: at ``niceness`` (the lowest priority, 19, unless a class waits), one BLAS thread,
+    progress and the answer sent to ``conn``."""
+    os.nice(niceness)
     threadpool_limits(limits=1, user_api="blas")
     sent = [time.monotonic()]
 
@@ -89,14 +90,14 @@ def _worker(job, seconds: float, conn) -> None:
     conn.send(answer)
 
 
-def in_worker(job, seconds: float, progress):
+def in_worker(job, seconds: float, progress, niceness: int = 19):
     """``job(progress)`` (picklable: a module-level function and its arguments) run in a worker
     process, with a deadline of ``seconds``. ``progress(fraction)`` is called here with the latest
     fraction about every :data:`POLL_SECONDS`; whatever it raises ends the worker and is raised.
     Raises :class:`OverTime` if the run finished nothing in time, :class:`WorkerCrashed` if the
     worker ended without an answer."""
     receive, send = CONTEXT.Pipe(duplex=False)
-    worker = CONTEXT.Process(target=_worker, args=(job, seconds, send), daemon=True)
+    worker = CONTEXT.Process(target=_worker, args=(job, seconds, send, niceness), daemon=True)
     worker.start()
     send.close()
     deadline, fraction = time.monotonic() + seconds + GRACE_SECONDS, 0.0

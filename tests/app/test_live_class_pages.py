@@ -28,7 +28,7 @@ from ui.controls import BY_KEY, CODE_ALPHABET, INSTANT, explorer_query
 from ui.lessons import LIVE_SCRIPT, QUESTIONS
 from ui.live_class import counts, new_student, view_state
 from ui.student_page import LOOKS
-from ui.text import Text
+from ui.text import LANGUAGES, Text
 
 TEACHER = "pages/live_class.py"
 
@@ -133,9 +133,11 @@ def test_start_shows_the_code_its_link_and_qr_and_who_is_in(lang, store, client,
     assert modules.search(drawn).group(1) == modules.search(join_code_svg(link)).group(1)
     assert shows(teacher, lang, "class.local_only")  # AppTest's server listens on loopback (config.toml)
     assert t("class.students", count=0) in texts(teacher)
-    # the students' Explorer, built while the class begins: figures and first blocks, on a phone and a computer
-    assert parts_asked_ahead == [[(class_files.bundle_look(look, "both"), lang, name) for look in LOOKS
-                                  for name in (FIGURES, range_part(1))]]
+    # the students' Explorer, built while the class begins: figures and first blocks, on a phone and a computer,
+    # in the class's language first
+    other = next(each for each in LANGUAGES if each != lang)
+    assert parts_asked_ahead == [[(class_files.bundle_look(look, "both"), each, name) for each in (lang, other)
+                                  for look in LOOKS for name in (FIGURES, range_part(1))]]
     Student(client, code, lang)
     again(teacher)
     assert t("class.one_student") in texts(teacher)

@@ -89,6 +89,8 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
               browser.new_context(viewport={"width": 1024, "height": 768}, locale="zh-CN"),
               browser.new_context(viewport={"width": 1280, "height": 720})]
     students = [context.new_page() for context in phones]
+    for student in students:
+        student.set_default_timeout(60_000)  # a wait, not a budget (as every page of the suite's)
     origin = f"{urlsplit(link).scheme}://{urlsplit(link).netloc}"
     elsewhere, errors = [], []
     for student in students:
@@ -120,6 +122,8 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
             group.get_by_role("radio", name=t(asked.choice_key(choice))).check()
         students[2].get_by_role("radio", name=EN(asked.choice_key(asked.answer))).check()  # changed: still one
         teacher.get_by_text(re.compile(re.escape(EN("class.answered", answered=3, students=3)))).wait_for()
+        laptop.get_by_text(re.compile(re.escape(EN("class.answered", answered=3, students=3)))).wait_for()
+        expect(link_shown).to_be_visible()  # still unfolded on the laptop, though a question replaced the tour
         assert not teacher.query_selector(".js-plotly-plot")  # nothing of the distribution before the reveal
         students[0].reload()  # a reload keeps the student and their one answer
         expect(students[0].get_by_role("radio", name=EN(asked.choice_key(asked.answer)))).to_be_checked()
