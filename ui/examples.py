@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import replace
 
-from blockstab.scenario import BAD_CATEGORIES, LESSON, PRESETS, ROLES, SIDES, Problem, Scenario, Token
+from blockstab.scenario import LESSON, PRESETS, REFUSED_CATEGORIES, ROLES, SIDES, Problem, Scenario, Token
 
 from .text import Text
 
@@ -139,7 +139,7 @@ def problems_text(problems: list[Problem], t: Text, most: int = 8) -> str:
 def visible(value: str, limit: int = SHOWN) -> str:
     """At most ``limit`` characters, with controls and invisible characters written as U+XXXX."""
     short = value if len(value) <= limit else value[:limit] + "…"
-    return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) in BAD_CATEGORIES else c for c in short)
+    return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) in REFUSED_CATEGORIES else c for c in short)
 
 
 def literal(value: str, limit: int = SHOWN) -> str:

@@ -17,7 +17,6 @@ from .lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 
 ACTIVITIES = ("tour", "explorer", "question")
 EXPLORER_KEYS = {control.key for control in CONTROLS}
-PHASES = ("open", "closed", "revealed")  # a question's: answering, answers kept but none taken, shown
 ANSWERS_PER_ADDRESS = 2  # answers counted per client address and question: two students may share one
 STUDENTS_PER_CLASS = 200
 
@@ -50,7 +49,7 @@ class LiveClass:
     view: tuple[tuple[str, str], ...] = ()  # the Explorer view, as its URL's query pairs
     question: int = 0  # index into ui.lessons.QUESTIONS
     asked: int = 0  # the version the question was asked at: asked again, it is a new question
-    phase: str = "open"
+    phase: str = "open"  # a question's: "open" (answering), "closed" (answers kept, none taken), "revealed"
     following: bool = True  # False: students explore on their own
     students: frozenset[str] = frozenset()
     answers: dict[str, Answer] = field(default_factory=dict)  # the current question's, by student
@@ -73,10 +72,6 @@ def new_student() -> str:
 
 def key_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
-
-
-def valid_code(code: str) -> bool:
-    return BY_KEY["class"].parse(code) is not None
 
 
 def start(code: str, key: str, lang: str) -> LiveClass:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from support import ROOT
-from ui.controls import explorer_query
+from ui.controls import BY_KEY, explorer_query
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 from ui.live_class import (
     CODE_ALPHABET,
@@ -36,8 +36,8 @@ from ui.live_class import (
     show_view,
     shown,
     start,
+    student_state,
     teacher_token,
-    valid_code,
 )
 from ui.text import Text
 
@@ -56,7 +56,7 @@ def a_class() -> LiveClass:
 def test_codes_have_no_look_alikes_and_keys_are_long():
     assert not set(CODE_ALPHABET) & set("0OQ1IL2Z5S8BUV")
     codes = {new_code() for _ in range(200)}
-    assert all(valid_code(code) and len(code) == CODE_LENGTH for code in codes) and len(codes) > 190
+    assert all(BY_KEY["class"].parse(code) == code and len(code) == CODE_LENGTH for code in codes) and len(codes) > 190
     assert len(new_key()) >= 32 and set(new_key()) <= set(string.ascii_letters + string.digits + "-_")
 
 
@@ -104,18 +104,23 @@ def test_an_answer_changes_no_version_and_a_new_choice_replaces_the_old():
     assert counts(c2) == {choice: int(i == 1) for i, choice in enumerate(QUESTIONS[0].choices)}
 
 
-def test_a_students_page_changes_with_the_version_the_teachers_also_with_every_count_a_strangers_never():
+def test_the_teachers_page_changes_with_every_count_a_students_state_with_the_version_and_its_own_answer():
     c = a_class()
-    teacher, student, stranger = teacher_token(c), STUDENTS[0], new_student()
-    seen = {who: shown(c, who) for who in (teacher, student)}
-    assert shown(c, stranger) is None and len(teacher) == len(student) and teacher != student
-    for change in (lambda c: join(c, stranger), lambda c: answer(c, student, ADDRESSES[0], QUESTIONS[0].answer),
-                   lambda c: answer(c, STUDENTS[1], ADDRESSES[0], QUESTIONS[0].answer, per_address=1)):
+    teacher, student, other, stranger = teacher_token(c), STUDENTS[0], STUDENTS[1], new_student()
+    assert shown(c, student) is None and shown(c, stranger) is None  # the teacher's token only
+    assert student_state(c, stranger) is None  # not in the class: nothing of it
+    seen = shown(c, teacher)
+    before = student_state(c, student)
+    for change in (lambda c: join(c, stranger), lambda c: answer(c, other, ADDRESSES[0], QUESTIONS[0].answer),
+                   lambda c: answer(c, STUDENTS[2], ADDRESSES[0], QUESTIONS[0].answer, per_address=1)):
         c = change(c)
-        assert shown(c, student) == seen[student] and shown(c, teacher) != seen[teacher]  # no version: no student runs
-        seen[teacher] = shown(c, teacher)
+        assert student_state(c, student) == before  # another's join or answer: no student's page moves
+        assert shown(c, teacher) != seen
+        seen = shown(c, teacher)
+    c = answer(c, student, ADDRESSES[1], QUESTIONS[0].choices[0])
+    assert student_state(c, student) == {**before, "mine": QUESTIONS[0].choices[0]}  # their own answer
     c = close(c)
-    assert all(shown(c, who) != seen[who] for who in seen)
+    assert student_state(c, student)["phase"] == "closed" and student_state(c, student)["version"] == c.version
     assert teacher not in str(shown(c, teacher)) and c.teacher.startswith(teacher)  # a prefix of the key's hash
 
 
