@@ -6,7 +6,7 @@ opens it, the range in focus when a report-back moves there, and the other range
 priority, ``server.lab_worker``). Each part built is written as a file, and the sentence's index
 file is rewritten to list it: the browser reads the index and fetches only what it lists. The files
 are named by a keyed hash whose key never leaves the process, so only a session that has the
-sentence can name them. The most recently used :data:`KEPT` bundles are kept.
+sentence can name them. The most recently used :data:`BUNDLES_KEPT` bundles are kept.
 
 With ``BLOCKSTAB_BUNDLE_CACHE`` set to a folder, the parts of the built-in examples' bundles (never a
 user's own sentence) are also kept there, under names that change with the code: every process of the
@@ -36,7 +36,7 @@ from ui.controls import ExplorerState
 
 from .lab_worker import OverTime, WorkerCrashed, in_worker
 
-KEPT = 16  # bundles kept, the most recently used (the lesson's is about 1 MB on disk)
+BUNDLES_KEPT = 16  # bundles kept, the most recently used (the lesson's is about 1 MB on disk)
 BUILD_SECONDS = 60.0  # a part built in the background that takes longer is given up (it is built when asked for)
 ROUTE = "/api/bundles/"  # where the app serves the bundles' files (server.routes)
 # Whether the Explorer draws ahead in idle time (ui/explorer/draw.js); "false" spares a slow computer the work,
@@ -78,7 +78,7 @@ def shared_part(look: ExplorerState, lang: str, name: str) -> str:
         _once(look, lang, name, partial(build_in_worker, look, lang, name, 0))
         try:
             return (bundles_folder() / file_name(look, lang, name)).read_text(encoding="ascii")
-        except FileNotFoundError:  # let go meanwhile (KEPT): built again, unless the server is stopping
+        except FileNotFoundError:  # let go meanwhile (BUNDLES_KEPT): built again, unless the server is stopping
             if not bundles_folder().is_dir():
                 raise
 
@@ -114,7 +114,7 @@ def part_text(look: ExplorerState, lang: str, name: str) -> str:
 
 def keep(look: ExplorerState, lang: str, name: str, text: str) -> None:
     """Write a part's file and list it in the bundle's index; the least recently used bundles past
-    :data:`KEPT` go, files and all."""
+    :data:`BUNDLES_KEPT` go, files and all."""
     folder = bundles_folder()
     with _KEEPING:
         if not folder.is_dir():  # removed: the server is stopping (remove_folder)
@@ -124,7 +124,7 @@ def keep(look: ExplorerState, lang: str, name: str, text: str) -> None:
         _write(folder / file_name(look, lang, name), text)
         parts.add(name)
         _write(folder / file_name(look, lang, "index"), part_file(index(sorted(parts))))
-        while len(_built) > KEPT:
+        while len(_built) > BUNDLES_KEPT:
             (old_look, old_lang), old_parts = _built.popitem(last=False)
             for old in (*old_parts, "index"):
                 (folder / file_name(old_look, old_lang, old)).unlink(missing_ok=True)

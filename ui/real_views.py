@@ -31,7 +31,7 @@ ABLATED, INTACT = "#0072B2", OTHER_TOKENS
 RUNS = (("real.intact", "intact", INTACT, "dash"), ("real.ablated", "ablated", ABLATED, "solid"))
 COLLAPSED = 0.99  # cosine from which two tokens count as pointing the same way
 SIZE_CHANGE = 10.0  # RMS ratio (ablated / intact) worth naming, either way
-KEPT, LOST = 0.9, 0.5  # cosine of the ablated to the intact sentence embedding
+MEANING_KEPT, MEANING_LOST = 0.9, 0.5  # cosine of the ablated to the intact sentence embedding
 TELLS_APART = 0.1  # paraphrase similarity minus unrelated similarity
 PANELS = ("pairwise_cosine", "rms", "cosine_to_input")
 
@@ -90,9 +90,9 @@ def _size(c: Comparison) -> tuple[str, dict]:
 
 def _meaning(c: Comparison) -> tuple[str, dict]:
     cosine = {"cosine": f"{c.embedding_cosine:.3f}"}
-    if c.embedding_cosine >= KEPT:
+    if c.embedding_cosine >= MEANING_KEPT:
         return "real.verdict.meaning_kept", cosine
-    if c.embedding_cosine >= LOST:
+    if c.embedding_cosine >= MEANING_LOST:
         return "real.verdict.meaning_moved", cosine
     return "real.verdict.meaning_lost", cosine
 

@@ -104,7 +104,7 @@ def test_a_part_is_built_once_written_whole_and_listed_in_the_index(cheap):
 
 def test_only_the_most_recently_used_bundles_are_kept_files_and_all(cheap, monkeypatch):
     made, folder = cheap
-    monkeypatch.setattr(bundles, "KEPT", 2)
+    monkeypatch.setattr(bundles, "BUNDLES_KEPT", 2)
     other, third = (sentence_and_look(ExplorerState(scenario=s)) for s in ("confirmed", "not_confirmed"))
     ensure(LOOK, "en", FIGURES)
     ensure(other, "en", FIGURES)

@@ -19,8 +19,8 @@ from ui import real_views
 from ui.numbers import readable
 from ui.real_views import (
     COLLAPSED,
-    KEPT,
-    LOST,
+    MEANING_KEPT,
+    MEANING_LOST,
     SIZE_CHANGE,
     TELLS_APART,
     comparison_csv,
@@ -67,7 +67,7 @@ def test_layernorm_off_everywhere_blows_up_and_points_every_sentence_one_way(run
 
 @pytest.mark.parametrize("layer", range(1, DEPTH + 1))
 def test_one_residual_off_in_any_block_makes_the_embedding_unrelated(model, layer):
-    assert compare(model, INCIDENT, Ablation(residual="one", layer=layer)).embedding_cosine < LOST
+    assert compare(model, INCIDENT, Ablation(residual="one", layer=layer)).embedding_cosine < MEANING_LOST
 
 
 def test_the_intact_model_passes_the_meaning_test(runs):
@@ -111,11 +111,11 @@ def test_every_verdict_sentence_is_true_of_the_numbers(runs, ablation):
         elif key == "real.verdict.size_kept":
             assert np.all((ratio > 1 / SIZE_CHANGE) & (ratio < SIZE_CHANGE))
         elif key == "real.verdict.meaning_kept":
-            assert c.embedding_cosine >= KEPT
+            assert c.embedding_cosine >= MEANING_KEPT
         elif key == "real.verdict.meaning_moved":
-            assert LOST <= c.embedding_cosine < KEPT
+            assert MEANING_LOST <= c.embedding_cosine < MEANING_KEPT
         elif key == "real.verdict.meaning_lost":
-            assert c.embedding_cosine < LOST
+            assert c.embedding_cosine < MEANING_LOST
         elif key == "real.verdict.tells_apart":
             assert c.paraphrase - c.unrelated >= TELLS_APART
         elif key == "real.verdict.confused":

@@ -4,7 +4,7 @@
 import { element, notes, numbersTable } from "./controls.js";
 import { applyCut, merge, nextViews, select } from "./select.js";
 import { awaitRange, holdRange, loadPlotly } from "./store.js";
-const KEPT = 8; // drawn charts kept per place, the most recently shown first
+const CHARTS_KEPT = 8; // drawn charts kept per place, the most recently shown first
 
 // What Streamlit's chart theme gives a figure that does not say otherwise (st.plotly_chart draws the
 // app's other charts with it): the page's font, and axis, legend and hover text at 12 px, axis
@@ -22,12 +22,12 @@ export function themed(layout, family) {
 // A chart of ``kept`` (charts drawn at this width, the most recently shown first) for ``source`` (a
 // figure and its cut): [the one drawn for it, true], else [one to draw into, false]: the least
 // recently shown of three kept for this figure (a walk along depth keeps the depth shown and its
-// two neighbours), else a new one while fewer than KEPT are kept, else the least recently shown.
+// two neighbours), else a new one while fewer than CHARTS_KEPT are kept, else the least recently shown.
 // The chart is taken out of ``kept``.
 function take(kept, name, source, width) {
   const at = kept.findIndex((k) => source.every((part, i) => part === k.source[i]));
   const sameFigure = kept.flatMap((k, i) => (k.source[0] === source[0] ? [i] : []));
-  const reuse = at >= 0 ? at : sameFigure.length >= 3 ? sameFigure.at(-1) : kept.length >= KEPT ? kept.length - 1 : -1;
+  const reuse = at >= 0 ? at : sameFigure.length >= 3 ? sameFigure.at(-1) : kept.length >= CHARTS_KEPT ? kept.length - 1 : -1;
   const chart = reuse >= 0 ? Object.assign(kept.splice(reuse, 1)[0], { source, width })
     : { source, width, gd: element("div", { class: `instant-plot instant-${name}` }) };
   return [chart, at >= 0];
