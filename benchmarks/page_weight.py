@@ -9,7 +9,7 @@ Per page: Lighthouse's performance score, first and largest contentful paint, to
 the bytes of every request on the wire and the same resources uncompressed (its network-requests audit),
 with the three largest on the wire. WebSocket frames are not requests there: a Streamlit page's messages
 (tens of KiB here) are not counted. The pages, measured in one run: the Explorer (``/``); the take-home
-Explorer folder (``python -m blockstab export``) served gzip-compressed by Starlette; a live class's
+Explorer folder (``python -m ui.take_home``) served gzip-compressed by Starlette; a live class's
 student page (``--join-path``), the class made directly in a Redis that the app's server uses.
 
 Each page is first visited once, not counted (``--warmup``): a page that a server runs for the first
@@ -123,7 +123,7 @@ def compressed_folder(folder: Path):
 
 def take_home_folder(out: Path) -> Path:
     """The take-home Explorer, exported as a teacher exports it."""
-    subprocess.run([sys.executable, "-m", "blockstab", "export", "--out", str(out)], cwd=ROOT, check=True,
+    subprocess.run([sys.executable, "-m", "ui.take_home", "--out", str(out)], cwd=ROOT, check=True,
                    capture_output=True, timeout=300)
     return out
 

@@ -1,5 +1,5 @@
-"""``python -m blockstab``: print the lesson's trace or its model, for re-checking the numbers, or
-export the take-home Explorer."""
+"""``python -m blockstab``: print the lesson's trace or its model, for re-checking the numbers (the take-home
+Explorer is the app's views: ``python -m ui.take_home``)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ import csv
 import io
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
 from .block import MAX_DEPTH, PLACEMENTS, StackConfig
 from .lesson import ACTION_TOKEN, AXES, SCENARIOS, TOKENS, lesson_model_dict, lesson_trace, token_names
-from .scenario import Scenario, decode
 from .sublayers import NORM_KINDS
 
 SCENARIO_CHOICES = {"confirmed": ("confirmed",), "not-confirmed": ("not_confirmed",), "both": SCENARIOS}
@@ -54,20 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--all-tokens", action="store_true", help="every token, not only the action token")
     lesson = commands.add_parser("lesson", help="the lesson model: tokens, embeddings, every weight")
     lesson.add_argument("--format", choices=("json",), default="json")
-    export = commands.add_parser("export", help="the take-home Explorer: a folder that runs with no server")
-    export.add_argument("--out", type=Path, required=True, help="the folder to write (made if missing)")
-    export.add_argument("--sc", type=_example, default="lesson", help="a preset's name or a link's sc=")
-    export.add_argument("--scenario", choices=("both", "confirmed", "not_confirmed"), default="both")
-    export.add_argument("--lang", choices=("en", "zh"), default="en")
-    export.add_argument("--projector", action="store_true", help="projector mode: large type, no chart toolbar")
     return parser
-
-
-def _example(text: str) -> Scenario:
-    decoded = decode(text)
-    if not isinstance(decoded, Scenario):
-        raise argparse.ArgumentTypeError(f"not an example the app can use: {decoded[0].code}")
-    return decoded
 
 
 def trace_rows(args) -> list[dict]:
@@ -115,25 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "lesson":
         print(json.dumps(lesson_model_dict(), indent=1))
         return 0
-    if args.command == "export":
-        return export(args)
     with np.errstate(all="ignore"):
         print(_format_rows(trace_rows(args), args.format))
-    return 0
-
-
-def export(args) -> int:
-    """Write the take-home Explorer (``ui.take_home``: the app's views draw it, so it is imported here only)."""
-    from ui.bundle import built_part, sentence_and_look  # noqa: PLC0415
-    from ui.controls import ExplorerState  # noqa: PLC0415
-    from ui.take_home import take_home_files, write_folder  # noqa: PLC0415
-
-    state = ExplorerState(scenario=args.scenario, example=args.sc, projector=args.projector)
-    look = sentence_and_look(state)
-    with np.errstate(all="ignore"):
-        files = take_home_files(state, args.lang, lambda name: built_part(look, args.lang, name))
-    write_folder(files, args.out)
-    print(f"wrote {len(files)} files to {args.out}: open {args.out / 'index.html'}")
     return 0
 
 

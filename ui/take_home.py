@@ -1,19 +1,28 @@
 """The take-home Explorer: one folder, ``index.html``, the sentence's bundle (``ui.bundle``) and the
 app's copy of Plotly.js, that runs the instant Explorer (``ui/explorer/``) from ``file://`` or any
-static file host, offline, with no server and no request outside the folder."""
+static file host, offline, with no server and no request outside the folder.
+
+    .venv/bin/python -m ui.take_home --out DIR [--sc lesson|triage|support|v1.…] [--scenario …] [--lang en|zh]
+                                     [--projector]
+"""
 
 from __future__ import annotations
 
+import argparse
 import html
 import io
 import json
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import plotly
 
-from .bundle import PARTS, index, part_file
+from blockstab.scenario import Scenario, decode
+
+from .bundle import PARTS, built_part, index, part_file, sentence_and_look
 from .controls import CONTROLS, ExplorerState
 from .examples import plain_text, sentence_caption
 from .instant import STYLE, explorer_script, mount_data
@@ -95,3 +104,32 @@ def zipped(files: dict[str, bytes], folder: str) -> bytes:
         for name, content in sorted(files.items()):
             archive.writestr(f"{folder}/{name}", content)
     return buffer.getvalue()
+
+
+def _example(text: str) -> Scenario:
+    decoded = decode(text)
+    if not isinstance(decoded, Scenario):
+        raise argparse.ArgumentTypeError(f"not an example the app can use: {decoded[0].code}")
+    return decoded
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the take-home Explorer's folder, its bundle built here."""
+    parser = argparse.ArgumentParser(prog="python -m ui.take_home", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="the folder to write (made if missing)")
+    parser.add_argument("--sc", type=_example, default="lesson", help="a preset's name or a link's sc=")
+    parser.add_argument("--scenario", choices=("both", "confirmed", "not_confirmed"), default="both")
+    parser.add_argument("--lang", choices=("en", "zh"), default="en")
+    parser.add_argument("--projector", action="store_true", help="projector mode: large type, no chart toolbar")
+    args = parser.parse_args(argv)
+    state = ExplorerState(scenario=args.scenario, example=args.sc, projector=args.projector)
+    look = sentence_and_look(state)
+    with np.errstate(all="ignore"):
+        files = take_home_files(state, args.lang, lambda name: built_part(look, args.lang, name))
+    write_folder(files, args.out)
+    print(f"wrote {len(files)} files to {args.out}: open {args.out / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""The take-home Explorer in real Chromium: the folder ``python -m blockstab export`` writes, opened
+"""The take-home Explorer in real Chromium: the folder ``python -m ui.take_home`` writes, opened
 from ``file://`` with every request outside the folder refused, switches, moves the depth, the block
 and the stage, and draws all three charts, the verdict and the numbers table to the engine's
 numbers, in both languages; the Explorer's "Download this Explorer" gives the same folder, zipped,
@@ -37,7 +37,7 @@ FILES = {"index.html", "explorer.js", "explorer.css", "plotly.min.js", "bundle/i
 def exported(request, tmp_path_factory):
     """(language, folder): the take-home Explorer written by the command a teacher runs."""
     lang, out = request.param, tmp_path_factory.mktemp(f"take-home-{request.param}")
-    subprocess.run([sys.executable, "-m", "blockstab", "export", "--out", str(out), "--lang", lang,
+    subprocess.run([sys.executable, "-m", "ui.take_home", "--out", str(out), "--lang", lang,
                     "--sc", EXAMPLES[lang]], cwd=ROOT, check=True, timeout=600, capture_output=True)
     return lang, out
 

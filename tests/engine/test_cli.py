@@ -257,11 +257,3 @@ def test_at_depth_1000_the_action_token_keeps_its_own_direction(capsys):
         action = vectors.pop("action")
         assert len(vectors) == 4
         assert min(float(angle_degrees(action, v)) for v in vectors.values()) >= 15.0
-
-
-@pytest.mark.parametrize("sc", ["v1.not-an-example", "nonsense"])
-def test_export_refuses_an_example_the_app_cannot_use_and_writes_nothing(capsys, tmp_path, sc):
-    with pytest.raises(SystemExit) as stopped:
-        main(["export", "--out", str(tmp_path / "out"), "--sc", sc])
-    assert stopped.value.code == 2 and "not an example the app can use" in capsys.readouterr().err
-    assert not (tmp_path / "out").exists()
