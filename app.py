@@ -15,8 +15,8 @@ def route() -> None:
     import streamlit as st
 
     from server.resume import RESUMED, RESUMED_STATES
-    from ui.chrome import APP_ICON, app_chrome, language, query_problems, warn_about_url
     from ui.text import Text
+    from widgets.chrome import APP_ICON, app_chrome, language, query_problems, warn_about_url
 
     # Projector mode from the link, or kept from this session's toggle when a page switches pages (the
     # toggle's URL binding writes it back): the sidebar then starts closed on every page.

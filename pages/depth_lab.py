@@ -7,7 +7,6 @@ import streamlit as st
 from blockstab.lab import compared_setups
 from server.lab_runs import LAB_SECONDS, computed_with_progress
 from server.lab_worker import paper_run, stack_curves
-from ui.chrome import chart, language, on_phone
 from ui.controls import ExplorerState
 from ui.lab_views import (
     chart_notes,
@@ -26,7 +25,8 @@ from ui.text import Text
 from ui.views.describe import geometry_2d_description, geometry_3d_description
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
 from ui.views.tables import markdown_table
-from ui.widgets import lab_controls
+from widgets.chrome import chart, language, on_phone
+from widgets.controls import lab_controls
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)

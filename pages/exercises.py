@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from ui.chrome import language
 from ui.lessons import CHECKLIST, QUESTIONS, lesson_facts
 from ui.text import Text
-from ui.widgets import open_in_explorer
+from widgets.chrome import language
+from widgets.controls import open_in_explorer
 
 t = Text(language())
 

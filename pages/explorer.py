@@ -1,7 +1,7 @@
 """Explorer: switch the stabilisers off and watch the action token.
 
 The switches, the depth, the block and stage in focus, the verdict, the three figures and the
-numbers of the block in focus are the instant Explorer (``ui/instant_explorer.py``): they change in
+numbers of the block in focus are the instant Explorer (``widgets/explorer.py``): they change in
 the browser. The sentence is Streamlit's; the page keeps the URL in step with the view the browser
 reports, and a report reruns only the fragment that keeps the URL and the downloads (and has a
 block range built when the block in focus moves to one not built yet)."""
@@ -11,12 +11,12 @@ from functools import partial
 import streamlit as st
 
 from server.caches import explored_csv, take_home_zip
-from ui.chrome import language
 from ui.controls import Control, ExplorerState
 from ui.examples import sentence_caption
-from ui.instant_explorer import instant_explorer
 from ui.text import Text
-from ui.widgets import explorer_controls, with_reported_view
+from widgets.chrome import language
+from widgets.controls import explorer_controls, with_reported_view
+from widgets.explorer import instant_explorer
 
 t = Text(language())
 

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from ui.chrome import chart, language, on_phone
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views.describe import geometry_2d_description, geometry_3d_description
 from ui.views.geometry import geometry_2d_figure, geometry_3d_figure
+from widgets.chrome import chart, language, on_phone
 
 t = Text(language())
 state = ExplorerState(projector=st.session_state.get("projector_on", False), phone=on_phone())

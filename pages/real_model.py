@@ -6,7 +6,6 @@ import streamlit as st
 from blockstab.ablations import INCIDENT, PARAPHRASE, UNRELATED
 from blockstab.pretrained import ModelUnavailable
 from server.caches import real_comparison, real_figures, trained_model
-from ui.chrome import chart, language, on_phone
 from ui.examples import literal, markdown_text
 from ui.real_views import (
     comparison_csv,
@@ -18,7 +17,8 @@ from ui.real_views import (
 )
 from ui.text import Text
 from ui.views.tables import markdown_table
-from ui.widgets import real_controls
+from widgets.chrome import chart, language, on_phone
+from widgets.controls import real_controls
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)

@@ -14,7 +14,6 @@ import streamlit as st
 
 from blockstab.scenario import MAX_FILE_BYTES, MAX_ROWS, PRESETS, ROLES, Scenario, encode, from_json, parse, to_json
 from server.caches import description, figure_cached
-from ui.chrome import active_example, chart, language, use_example
 from ui.controls import ExplorerState
 from ui.examples import (
     EXAMPLE_NAMES,
@@ -25,7 +24,8 @@ from ui.examples import (
     table_rows,
 )
 from ui.text import Text
-from ui.widgets import open_in_explorer
+from widgets.chrome import active_example, chart, language, use_example
+from widgets.controls import open_in_explorer
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)

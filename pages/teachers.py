@@ -3,11 +3,11 @@
 import streamlit as st
 
 from blockstab.papers import PAPERS
-from ui.chrome import example_in_link, explorer_link, language
 from ui.controls import CONTROLS, explorer_query
 from ui.lessons import PRESETS, lesson_facts
 from ui.text import Text
-from ui.widgets import open_in_explorer
+from widgets.chrome import example_in_link, explorer_link, language
+from widgets.controls import open_in_explorer
 
 t = Text(language())
 

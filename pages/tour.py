@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from ui.chrome import active_example, language
 from ui.controls import BY_KEY
 from ui.lessons import TOUR
 from ui.text import Text
-from ui.tour_step import tour_step
-from ui.widgets import url_value
+from widgets.chrome import active_example, language
+from widgets.controls import url_value
+from widgets.tour_step import tour_step
 
 t = Text(language())
 projector = st.session_state.get("projector_on", False)

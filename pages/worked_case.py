@@ -4,13 +4,13 @@ import streamlit as st
 
 from blockstab.scenario import LESSON
 from server.caches import explore_cached
-from ui.chrome import active_example, chart, language
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views.block import block_figure
 from ui.views.describe import block_description
 from ui.views.tables import course_case_rows, device_rows, markdown_table, three_stage_rows
-from ui.widgets import open_in_explorer
+from widgets.chrome import active_example, chart, language
+from widgets.controls import open_in_explorer
 
 t = Text(language())
 # The figure stops at the residual add: its labels are the course table's values, beside it.

@@ -23,14 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 if __name__ == "__main__":
-    from streamlit.runtime.pages_manager import PagesManager
-    from streamlit.web.cli import main
-
     from server import fair_share, resume
+    from server.streamlit_internals import routed_by_navigation_only, run_streamlit
 
     os.chdir(ROOT)  # .streamlit/config.toml is read from the working directory
-    PagesManager.uses_pages_directory = False
+    routed_by_navigation_only()
     resume.install()  # (before fair_share's gate, which then paces the whole-page run too)
     fair_share.install()
     args = [part for arg in sys.argv[1:] for part in (["--server.address", "0.0.0.0"] if arg == "--lan" else [arg])]
-    main(["run", str(ROOT / "server" / "asgi.py"), *args], prog_name="streamlit")
+    run_streamlit(["run", str(ROOT / "server" / "asgi.py"), *args])

@@ -1,5 +1,5 @@
 """Which computer a request came from, for the per-address limits: the one rule that a page's session
-(``ui.classroom.client_address``) and the app's own HTTP routes (``server.address_limits``) both follow.
+(``widgets.live_class.client_address``) and the app's own HTTP routes (``server.address_limits``) both follow.
 
 Behind a proxy (``BLOCKSTAB_BEHIND_PROXY``, set where only the proxy reaches the app, as
 ``scripts/serve_cluster.sh`` sets it for HAProxy), it is the address the proxy appended to X-Forwarded-For:

@@ -131,10 +131,9 @@ def gate_of(session, rerun: Callable, lane: Lane) -> RerunGate:
 
 
 def install() -> None:
-    """Put the rerun bound into Streamlit 1.67's sessions; call before the server starts. Fails loudly
-    if a Streamlit upgrade moved what it hooks (``tests/server/test_fair_share.py`` checks it served)."""
-    from streamlit.runtime.app_session import AppSession
+    """Put the rerun bound into Streamlit's sessions; call before the server starts
+    (``tests/server/test_fair_share.py`` checks it served)."""
+    from .streamlit_internals import hook_rerun_requests  # noqa: PLC0415 - the server's process only
 
-    rerun = AppSession._handle_rerun_script_request  # the browser asked for a run (BackMsg.rerun_script)
     lane = Lane(SHARED_RERUNS_PER_SECOND)
-    AppSession._handle_rerun_script_request = lambda session, state=None: gate_of(session, rerun, lane).request(state)
+    hook_rerun_requests(lambda rerun: lambda session, state=None: gate_of(session, rerun, lane).request(state))

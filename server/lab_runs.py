@@ -7,13 +7,13 @@ import os
 import time
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from blockstab.lab import MAX_SECONDS
 from ui.text import Text
 
 from .lab_worker import OverTime, WorkerCrashed, in_worker
 from .shared_runs import Replaced, SharedRuns, Waiting
+from .streamlit_internals import session_id
 
 # The wall-clock time a page's lab runs may take together: the engine's budget, or BLOCKSTAB_LAB_SECONDS
 # on a machine known to be slower (the browser tests set it: a loaded CI machine must not decide what they see).
@@ -28,7 +28,7 @@ def _lab_runs() -> SharedRuns:
 
 def _client() -> str:
     """Who asks for a run: the student's computer (all its tabs), or this session on localhost."""
-    return st.context.ip_address or get_script_run_ctx().session_id
+    return st.context.ip_address or session_id()
 
 
 def computed_with_progress(key, job, t: Text):

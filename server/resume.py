@@ -2,7 +2,7 @@
 replica died and HAProxy sent the page to another. Streamlit's page reconnects and keeps showing what it
 had, but the new session has never run: its first request is a fragment's timer (which a new session
 skips: it knows no fragment), a click carrying the old session's widget values, or a live class's teacher's
-page asking for a run (``ui/follow.js``: its poll was answered by another process). Such a first request
+page asking for a run (``widgets/follow.js``: its poll was answered by another process). Such a first request
 runs the whole page, which rebuilds the view from the URL and from what its components last held
 (:func:`resumed_state`: the Explorer's view, touched just now), and the page says so (:data:`RESUMED`)."""
 
@@ -21,9 +21,11 @@ def resumed(state) -> bool:
 
 
 def component_states(state) -> dict[str, str]:
-    """The JSON states of the components in a request, by key: a keyed widget's id ends with ``-<key>``
-    (Streamlit 1.67). A new session maps a key to its id only when the widget registers in the run."""
-    return {w.id.rsplit("-", 1)[-1]: w.json_value for w in state.widget_states.widgets
+    """The JSON states of the components in a request, by key (a new session maps a key to its id only when
+    the widget registers in the run)."""
+    from .streamlit_internals import widget_key  # noqa: PLC0415 - the server's process only
+
+    return {widget_key(w.id): w.json_value for w in state.widget_states.widgets
             if w.WhichOneof("value") == "json_value"}
 
 
@@ -39,19 +41,19 @@ def resumed_state(key: str):
 
 
 def install() -> None:
-    """Hook Streamlit 1.67's rerun request (tests/browser/test_cluster_browser.py kills a replica
-    under a page and fails if the page does not come back)."""
-    from streamlit.runtime.app_session import AppSession
+    """Hook Streamlit's run requests (tests/browser/test_cluster_browser.py kills a replica under a page and
+    fails if the page does not come back)."""
+    from .streamlit_internals import hook_rerun_requests  # noqa: PLC0415 - the server's process only
 
-    rerun = AppSession._handle_rerun_script_request
+    def first_runs_whole(rerun):
+        def request(session, state=None) -> None:
+            if not vars(session).get(RAN):
+                setattr(session, RAN, True)
+                if resumed(state):
+                    state.fragment_id, state.is_auto_rerun = "", False
+                    session.session_state[RESUMED] = True
+                    session.session_state[RESUMED_STATES] = component_states(state)
+            rerun(session, state)
+        return request
 
-    def first_runs_whole(session, state=None) -> None:
-        if not vars(session).get(RAN):
-            setattr(session, RAN, True)
-            if resumed(state):
-                state.fragment_id, state.is_auto_rerun = "", False
-                session.session_state[RESUMED] = True
-                session.session_state[RESUMED_STATES] = component_states(state)
-        rerun(session, state)
-
-    AppSession._handle_rerun_script_request = first_runs_whole
+    hook_rerun_requests(first_runs_whole)

@@ -2,7 +2,7 @@
 
 Each control's ``key`` is both its Streamlit widget key and its URL query parameter, so a shared
 link reproduces the view. :func:`check_query` explains any URL value the app had to ignore.
-The example sentence (``sc``) is not a widget: pages read it with ``ui.chrome.active_example``.
+The example sentence (``sc``) is not a widget: pages read it with ``widgets.chrome.active_example``.
 """
 
 from __future__ import annotations

@@ -12,14 +12,14 @@ import pytest
 
 from server import bundles
 from support import ROOT
-from ui import instant_explorer
+from widgets import explorer
 
 
 @pytest.fixture(autouse=True)
 def ranges_asked_ahead(monkeypatch):
     """The (look, language, first block) of each build ahead the Explorer asked for (each started)."""
     asked = []
-    monkeypatch.setattr(instant_explorer, "build_around",
+    monkeypatch.setattr(explorer, "build_around",
                         lambda look, lang, first: asked.append((look, lang, first)) or True)
     yield asked
     with bundles._BUILDING:  # a test of its own that started one waits for it

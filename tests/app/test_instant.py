@@ -38,7 +38,6 @@ from ui.bundle import (
 )
 from ui.controls import BY_KEY, MAX_EXPLORER_DEPTH, ExplorerState
 from ui.examples import markdown_text, plain_text, visible
-from ui.instant_explorer import KEY
 from ui.text import Text
 from ui.verdicts import verdict, verdict_sentences
 from ui.views import explore
@@ -47,6 +46,7 @@ from ui.views.cut import apply_cut
 from ui.views.depth import depth_figure, readouts_figure
 from ui.views.describe import block_description, depth_description, readouts_description
 from ui.views.tables import columns_and_rows, stage_rows
+from widgets.explorer import KEY
 
 
 @pytest.fixture(scope="module")

@@ -110,7 +110,7 @@ def test_a_worker_started_during_a_sessions_run_runs_no_page(script, monkeypatch
     running.__file__ = str(ROOT / script)
     monkeypatch.setitem(sys.modules, "__main__", running)
     found = in_worker(lab_jobs.app_modules, 60.0, lambda fraction: None)
-    assert found == ([] if script == "app.py" else ["pandas", "streamlit", "ui.chrome"])
+    assert found == ([] if script == "app.py" else ["pandas", "streamlit", "widgets.chrome"])
 
 
 def test_a_replaced_request_ends_its_worker():

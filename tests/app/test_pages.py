@@ -25,7 +25,6 @@ from support.pages import charts, decode, run_app, same_data, tables, url_warnin
 from support.text import opens_with, says
 from ui.controls import BY_KEY, CONTROLS, ExplorerState, check_query
 from ui.examples import plain_text
-from ui.instant_explorer import KEY
 from ui.text import LANGUAGES, Text
 from ui.verdicts import verdict
 from ui.views import explore
@@ -33,6 +32,7 @@ from ui.views.block import block_figure
 from ui.views.depth import depth_figure, readouts_figure
 from ui.views.style import wrap
 from ui.views.tables import columns_and_rows, stage_rows
+from widgets.explorer import KEY
 
 CHARTS = ("block_figure", "depth_figure", "readouts_figure")
 

@@ -1,9 +1,9 @@
-// A live class's teacher's follower (ui/follow.js) with a stand-in server: when it reads what its page shows,
+// A live class's teacher's follower (widgets/follow.js) with a stand-in server: when it reads what its page shows,
 // what it asks for, that a refused read waits as long as the server says, and that a page unmounted stops reading.
 import assert from "node:assert/strict";
 import { mock, test } from "node:test";
 
-import follow from "../../ui/follow.js";
+import follow from "../../widgets/follow.js";
 
 const data = { url: "/api/class/ABCDE/version?me=x", seen: "3", process: "p1", every: 1, spread: 0.3, retry: 5 };
 

@@ -24,7 +24,7 @@ from starlette.routing import Route
 from benchmarks.local_server import streamlit_server
 from benchmarks.protocol_client import ProtocolSession
 from server.compression import KEPT_HEADER, MINIMUM_BYTES, Compression
-from ui.instant_explorer import PLOTLY_URL
+from widgets.explorer import PLOTLY_URL
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = re.compile(r'(?:src|href)="\./(static/js/[^"]+\.js)"')  # the root HTML's scripts

@@ -21,9 +21,9 @@ from streamlit.testing.v1 import AppTest
 
 from server.bundles import ROUTE, bundles_folder
 from ui.bundle import read_part, selected
-from ui.controls import BY_KEY, CONTROLS
-from ui.instant_explorer import INSTANT, KEY
+from ui.controls import BY_KEY, CONTROLS, INSTANT
 from ui.views.cut import apply_cut
+from widgets.explorer import KEY
 
 
 def bundle_files(data: dict) -> dict:

@@ -53,4 +53,4 @@ def in_this_thread(job, seconds, progress):
 def app_modules(progress) -> list[str]:
     """The worker's modules of Streamlit, pandas and the app's pages' layer (none, if it ran no page)."""
     return sorted({m.split(".")[0] for m in sys.modules} & {"streamlit", "pandas"}
-                  | {m for m in sys.modules if m.startswith("ui.chrome")})
+                  | {m for m in sys.modules if m.startswith("widgets.chrome")})

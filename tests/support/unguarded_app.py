@@ -3,4 +3,4 @@
 import pandas  # noqa: F401
 import streamlit  # noqa: F401
 
-import ui.chrome  # noqa: F401
+import widgets.chrome  # noqa: F401

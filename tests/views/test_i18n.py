@@ -26,8 +26,8 @@ from ui.views.tables import THREE_STAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 READOUT_PANELS = ("norm", "nearest", "distinct", "cosine", "angle", "smallest")
-SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
-           *(ROOT / "server").rglob("*.py")])
+SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"),
+                  *(path for folder in ("ui", "widgets", "server") for path in (ROOT / folder).rglob("*.py"))])
 EN, ZH = catalog("en"), catalog("zh")
 NAMESPACES = {key.split(".", 1)[0] for key in EN}
 
@@ -203,7 +203,7 @@ VARIABLE_SITES = {
     "ui/real_views.py": {k for k in EN if k.startswith("real.verdict.")} | {"real.intact", "real.ablated"},
     "ui/text.py": {k for k in EN if k.startswith("plotly.")},
     "ui/class_views.py": set(),  # t(question.choice_key(choice)): COMPUTED
-    "ui/classroom.py": REFUSALS,  # t(refused.key)
+    "widgets/live_class.py": REFUSALS,  # t(refused.key)
     "pages/live_class.py": REFUSALS,
     "ui/student_page.py": set(WORDS),  # the student's page's own words, by a list of their keys
 }

@@ -1,4 +1,4 @@
-// The instant Explorer in the browser: mounted by the app's component (ui/instant_explorer.py) or by the
+// The instant Explorer in the browser: mounted by the app's component (widgets/explorer.py) or by the
 // take-home page (ui/take_home.py) with the data of ui/instant.py. It looks each view up in the
 // sentence's bundle and draws it; it computes no science: every number and sentence it shows was
 // computed in Python. It reports the view back so the app can keep the URL.

@@ -8,14 +8,12 @@ from urllib.parse import urlencode, urlsplit
 import numpy as np
 import streamlit as st
 from PIL import Image
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-from streamlit.runtime.state import query_params as streamlit_query
 
 from blockstab.scenario import LESSON, Scenario, decode, encode
-
-from .controls import APP_CONTROLS, check_query
-from .examples import literal, markdown_text, problems_text
-from .text import LANG_TAGS, LANGUAGES, Text, language_for_locale, plotly_locale
+from server.streamlit_internals import QUERY_BYTES, QUERY_FIELDS, query_kept, query_string
+from ui.controls import APP_CONTROLS, check_query
+from ui.examples import literal, markdown_text, problems_text
+from ui.text import LANG_TAGS, LANGUAGES, Text, language_for_locale, plotly_locale
 
 
 def _stacked_blocks_icon(size: int = 32) -> Image.Image:
@@ -184,9 +182,8 @@ def chart(fig, t: Text, key: str, description: str, where=st) -> None:
 def query_problems() -> list[tuple[str, str]]:
     """The URL's unusable (parameter, value) pairs (see ``check_query``); a query Streamlit dropped
     whole for its size is one pair, ``("", "")``."""
-    ctx = get_script_run_ctx()
-    raw = ctx.query_string if ctx else ""
-    if raw and not streamlit_query.sanitize_query_string(raw):
+    raw = query_string()
+    if raw and not query_kept(raw):
         return [("", "")]
     return check_query(st.query_params.to_dict())
 
@@ -195,8 +192,7 @@ def warn_about_url(t: Text, problems: list[tuple[str, str]], most: int = 5) -> N
     """Say which URL parameters were ignored (the widgets would drop them silently), in one
     notice naming at most ``most``; the link's text is quoted as code, never read as Markdown."""
     if problems == [("", "")]:
-        st.warning(t("url.dropped", fields=streamlit_query.CLIENT_STATE_QUERY_STRING_MAX_FIELDS,
-                     kib=streamlit_query.CLIENT_STATE_QUERY_STRING_MAX_LENGTH // 1024), icon=":material/link_off:")
+        st.warning(t("url.dropped", fields=QUERY_FIELDS, kib=QUERY_BYTES // 1024), icon=":material/link_off:")
         return
     for key, value in problems:
         if key == "sc":

@@ -5,11 +5,11 @@ import streamlit as st
 
 from blockstab.scenario import LESSON, Scenario
 from server.caches import description, figure_cached
+from ui.lessons import TourStep, lesson_facts
+from ui.text import Text
 
 from .chrome import chart, on_phone
-from .lessons import TourStep, lesson_facts
-from .text import Text
-from .widgets import open_in_explorer
+from .controls import open_in_explorer
 
 
 def tour_step(step: TourStep, t: Text, projector: bool, example: Scenario = LESSON, explorer_button: bool = True,

@@ -11,21 +11,18 @@ from pathlib import Path
 
 import plotly
 import streamlit as st
-from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
-from streamlit.runtime import Runtime
 
 from server.bundles import DRAW_AHEAD, build_around, bundle_url, ensure
 from server.resume import resumed_state
-
-from .bundle import FIGURES, range_first, range_part, sentence_and_look
-from .controls import INSTANT, Control, ExplorerState
-from .instant import STYLE, explorer_script, geometry_link, mount_data
-from .text import Text
+from server.streamlit_internals import serve_component_files
+from ui.bundle import FIGURES, range_first, range_part, sentence_and_look
+from ui.controls import INSTANT, Control, ExplorerState
+from ui.instant import STYLE, explorer_script, geometry_link, mount_data
+from ui.text import Text
 
 KEY = "instant_explorer"
 MOUNTED = "instant_mounted"  # (what its data was built for: look, language, controls, view, lead; the data as JSON)
 AROUND = "instant_built_around"  # what the bundle's ranges were last built around, in this session
-PLOTLY_ASSETS = "blockstab.plotly"  # Plotly.js, at PLOTLY_URL
 PLOTLY_URL = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js"
 
 component = st.components.v2.component("blockstab.instant", js=explorer_script(),
@@ -82,10 +79,5 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text, lea
 
 
 def _register_plotly() -> None:
-    """Serve from this app (no CDN) the installed ``plotly`` package's Plotly.js: a manifest entry whose
-    asset directory is the package's ``package_data``."""
-    registry = Runtime.instance().bidi_component_registry
-    if registry.get(PLOTLY_ASSETS) is None:
-        manifest = ComponentManifest(name="blockstab", version="1",
-                                     components=[ComponentConfig("plotly", "package_data")])
-        registry.register_from_manifest(manifest, Path(plotly.__file__).parent)
+    """Serve from this app (no CDN) the installed ``plotly`` package's Plotly.js (its ``package_data``)."""
+    serve_component_files("plotly", "package_data", Path(plotly.__file__).parent)

@@ -1,4 +1,4 @@
-// A live class's teacher's page follows the class (ui/classroom.py): about every `every` seconds (drawn
+// A live class's teacher's page follows the class (widgets/live_class.py): about every `every` seconds (drawn
 // within ± `spread` of it each time) it reads what the page shows of the class over HTTP (server/routes.py),
 // and when it is not what the page shows (`seen`), or when another server process answers than the one that
 // drew the page (`process`: a cluster's replica died and the page's session went with it), it asks for a run

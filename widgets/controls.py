@@ -11,12 +11,12 @@ import streamlit as st
 from blockstab.ablations import Ablation
 from blockstab.pretrained import MAX_CHARS, sentence_problem
 from blockstab.scenario import LESSON, Scenario
+from ui.controls import BY_KEY, CONTROLS, LAB_CONTROLS, REAL_CONTROLS, Control, ExplorerState, explorer_query
+from ui.examples import markdown_text, side_option
+from ui.text import Text
 
 from .chrome import active_example, example_in_link, on_phone
-from .controls import BY_KEY, CONTROLS, LAB_CONTROLS, REAL_CONTROLS, Control, ExplorerState, explorer_query
-from .examples import markdown_text, side_option
-from .instant_explorer import reported_view
-from .text import Text
+from .explorer import reported_view
 
 
 def render_control(control: Control, t: Text, compact: bool = False, example: Scenario = LESSON):

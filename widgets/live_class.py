@@ -1,0 +1,307 @@
+"""A live class (``ui.live_class``) on the teacher's page (/class; a student's page is not a Streamlit page:
+``server.class_routes``): starting a class or taking it over by the teacher's link, each change the teacher
+makes (checked against the teacher's key, refused in words), how to join, who is in, what the class sees
+(a tour step, the Explorer, a question and its reveal), and the poll that follows the class."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from server.class_files import build_ahead_for
+from server.class_store import STARTS_PER_HOUR, class_store
+from server.client_address import address_of, behind_proxy
+from server.lan import students_address
+from server.routes import CLASS_VERSION, PROCESS
+from ui.class_views import answers_description, answers_figure, join_code_svg
+from ui.controls import BY_KEY, INSTANT, ExplorerState, explorer_query
+from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR, lesson_facts
+from ui.live_class import (
+    ACTIVITIES,
+    LiveClass,
+    Refused,
+    ask,
+    check_teacher,
+    close,
+    explore_freely,
+    follow_me,
+    new_code,
+    new_key,
+    next_in_script,
+    reveal,
+    script_position,
+    show_me,
+    show_step,
+    show_view,
+    shown,
+    start,
+    teacher_token,
+    view_state,
+)
+from ui.text import Text
+
+from .chrome import app_address, chart, on_phone
+from .controls import url_value
+from .explorer import instant_explorer, reported_view
+from .tour_step import tour_step
+
+CODE, KEY = "class_code", "class_key"  # this session's class and the teacher's key (never in a student's page)
+LED = "class_led"  # how many times the class's Explorer view was set here, not in the browser (show me)
+REPORTED = "class_reported"  # the view the teacher's browser last reported
+POLL_SECONDS = 1.0  # how often, on average, the page asks whether the class moved on (followed within 2 s)
+POLL_SPREAD = 0.3  # the page waits POLL_SECONDS ± this share (several teachers' tabs do not ask at once)
+RETRY_SECONDS = 3.0  # a page that asked for a run and got none (asked while its socket was down) asks again
+
+FOLLOW_JS = Path(__file__).parent / "follow.js"
+follower = st.components.v2.component("blockstab.follow", js=FOLLOW_JS.read_text(encoding="utf-8"))
+
+
+def client_address() -> str:
+    """The address the page's connection came from (the per-address limits), by the rule the app's routes
+    follow too (``server.client_address``): behind a proxy, the last entry of the last X-Forwarded-For header;
+    "unknown" when the session has no address (AppTest gives a stand-in object)."""
+    return address_of(st.context.ip_address, st.context.headers.get_all("X-Forwarded-For"), behind_proxy())
+
+
+def act(t: Text, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveClass | None:
+    """``change`` applied to the class in the store; a refusal is shown as its message (``None``)."""
+    try:
+        return class_store().update(code, change)
+    except Refused as refused:
+        st.error(t(refused.key), icon=":material/block:")
+        return None
+
+
+def join_link(code: str, lang: str) -> tuple[str, bool]:
+    """The class's join link in ``lang`` (a student's default), and whether phones on the LAN can open it."""
+    public = os.environ.get("BLOCKSTAB_PUBLIC_ADDRESS")  # host:port, in front of this process (the cluster)
+    host, port = public.rsplit(":", 1) if public else (st.get_option("server.address") or "",
+                                                       st.get_option("server.port"))
+    address, reachable = students_address(host, int(port), app_address())
+    return f"{address}/join?{urlencode({'class': code, 'lang': lang})}", reachable
+
+
+def class_state(c: LiveClass, projector: bool) -> ExplorerState:
+    """The Explorer's state on the class's view, on this page."""
+    return view_state(c.view, projector, on_phone())
+
+
+def question_text(c: LiveClass, t: Text) -> None:
+    """The class's question: its exercise's title and its prompt."""
+    question = QUESTIONS[c.question]
+    st.subheader(t(f"ex.{question.exercise}.title"))
+    st.markdown(t(f"ex.{question.id}.prompt"))
+
+
+def explanation(c: LiveClass, t: Text) -> None:
+    st.markdown(t(f"ex.{QUESTIONS[c.question].id}.explain", **lesson_facts()))
+
+
+def follow(c: LiveClass) -> None:
+    """The teacher's page follows the class: the browser polls what the page shows of it over HTTP
+    (``widgets/follow.js``, with the teacher's token, which acts on nothing) and runs the page again when that
+    changed (the class moved on, a student joined or answered, or the class ended) or when another server
+    process answers (this one is gone: a cluster's replica died). Mounted first in a run: the browser then
+    waits on what this run shows while it runs."""
+    token = teacher_token(c)
+    url = CLASS_VERSION.format(code=c.code) + "?" + urlencode({"me": token})
+    data = {"url": url, "seen": shown(c, token), "process": PROCESS, "every": POLL_SECONDS, "spread": POLL_SPREAD,
+            "retry": RETRY_SECONDS}
+    follower(key="class_follower", data=data, on_moved_change=lambda: None)
+
+
+def start_class(t: Text) -> None:
+    if not class_store().allow(f"start:{client_address()}", STARTS_PER_HOUR, 3600):
+        st.error(t("class.too_many_starts"), icon=":material/block:")
+        return
+    key = new_key()
+    for _ in range(5):  # a code another class has: draw again
+        record = start(new_code(), key, t.lang)
+        try:
+            if class_store().create(record):
+                st.session_state.update({CODE: record.code, KEY: key})
+                st.query_params["class"] = record.code
+                build_ahead_for(t.lang)  # (the students' "show me": ready by the time it is asked for)
+                return
+        except Refused as refused:
+            st.error(t(refused.key), icon=":material/block:")
+            return
+
+
+def resume_from_link(t: Text) -> None:
+    """A teacher link (``class`` and ``key``) hands this session the class; the key leaves the address bar."""
+    code, key = url_value(BY_KEY["class"]), url_value(BY_KEY["key"])
+    st.query_params.pop("key", None)
+    if code is None or key is None:
+        return
+    record = class_store().read(code)
+    try:
+        if record is None:
+            raise Refused("class.ended")
+        check_teacher(record, key)
+    except Refused as refused:
+        st.error(t(refused.key), icon=":material/block:")
+        return
+    st.session_state.update({CODE: code, KEY: key})
+
+
+def teach(t: Text, change, led: bool = False, **args) -> LiveClass | None:
+    """``change(record, **args)`` applied to this session's class, if its key is the teacher's; ``led``:
+    it sets the Explorer's view (the teacher's browser then takes it)."""
+    key = st.session_state[KEY]
+
+    def as_teacher(record: LiveClass) -> LiveClass:
+        check_teacher(record, key)
+        return change(record, **args)
+
+    if led:
+        st.session_state[LED] = st.session_state.get(LED, 0) + 1
+    return act(t, st.session_state[CODE], as_teacher)
+
+
+def activity_change(activity: str):
+    """What choosing ``activity`` does to the class: the tour at its step, the Explorer on its view, or
+    its question asked (again: a new question)."""
+    return {"tour": lambda c: show_step(c, c.step), "explorer": lambda c: show_view(c, dict(c.view)),
+            "question": lambda c: ask(c, c.question)}[activity]
+
+
+def end_class(t: Text) -> None:
+    if teach(t, lambda c: c) is not None:
+        class_store().end(st.session_state[CODE])
+    for key in (CODE, KEY):
+        st.session_state.pop(key, None)
+    st.query_params.pop("class", None)
+
+
+def status(record: LiveClass, t: Text) -> None:
+    """How many students are in, and during a question how many answered (never what)."""
+    students = len(record.students)
+    line = t("class.one_student") if students == 1 else t("class.students", count=students)
+    if record.activity == "question":
+        line += " · " + t("class.answered", answered=len(record.answers), students=students)
+    st.subheader(line)
+    if record.activity == "question" and record.refused:
+        st.warning(t("class.refused", count=record.refused), icon=":material/block:")
+
+
+@st.fragment
+def explorer(state: ExplorerState, t: Text) -> None:
+    """The Explorer with its controls: what the teacher's browser reports becomes the class's view."""
+    reported = reported_view()
+    if reported is not None and reported != st.session_state.get(REPORTED):
+        st.session_state[REPORTED] = reported
+        if any(getattr(state, k) != v for k, v in reported.items()):
+            teach(t, show_view, view=explorer_query({"scenario": state.scenario, **reported}))
+    instant_explorer(state, list(INSTANT), t, lead=st.session_state.get(LED, 0))
+
+
+def question(record: LiveClass, t: Text, projector: bool) -> None:
+    """The question, its choices (the right one marked once revealed), and what to do next with it."""
+    asked = QUESTIONS[record.question]
+    pick, go = st.columns([5, 1], vertical_alignment="bottom")
+    chosen = pick.selectbox(t("class.question"), range(len(QUESTIONS)), index=record.question,
+                            key=f"class_question_{record.asked}",
+                            format_func=lambda i: f"{i + 1}. {t(f'ex.{QUESTIONS[i].id}.prompt')}")
+    go.button(t("class.ask"), key="class_ask", on_click=teach, args=(t, ask), kwargs={"question": chosen},
+              icon=":material/help:", use_container_width=True)
+    shut, show, explore, _ = st.columns([2, 2, 3, 2])
+    shut.button(t("class.close"), key="class_close", disabled=record.phase != "open", on_click=teach, args=(t, close),
+                icon=":material/lock:", use_container_width=True)
+    show.button(t("class.reveal"), key="class_reveal", disabled=record.phase == "revealed", on_click=teach,
+                args=(t, reveal), icon=":material/bar_chart:", type="primary", use_container_width=True)
+    explore.button(t("ex.show_me"), key="class_show_me", disabled=record.phase != "revealed", on_click=teach,
+                   args=(t, show_me), kwargs={"led": True}, icon=":material/visibility:", use_container_width=True)
+    question_text(record, t)
+    if record.phase != "revealed":
+        st.markdown("\n".join(f"{n}. {t(asked.choice_key(choice))}" for n, choice in enumerate(asked.choices, 1)))
+        return
+    chart(answers_figure(record, t, projector), t, "class_answers", answers_description(record, t))
+    explanation(record, t)
+
+
+def lead(record: LiveClass, t: Text, projector: bool) -> None:
+    """How to join, how many are in, and the controls of what the class sees; followed as a student's
+    page is, never run by a timer (docs/live-class.md says why)."""
+    follow(record)
+    link, reachable = join_link(record.code, t.lang)
+    # Keyed: an expander with no key is made anew, folded, whenever the elements before it change (a new
+    # activity), and the teacher's own folding or unfolding of it was lost.
+    with st.expander(t("class.how_to_join"), expanded=True, icon=":material/qr_code_2:", key="class_how_to_join"):
+        words, code = st.columns([3, 2])
+        with words:
+            with st.container(key="class_code"):  # (its type: APP_CSS)
+                st.markdown(f"{t('class.code_label')}  \n**{record.code}**")
+            st.code(link, language=None)
+            if not reachable:
+                st.warning(t("class.local_only", command="bash scripts/start.sh --lan"), icon=":material/wifi_off:")
+        code.image(join_code_svg(link, projector), alt=t("class.qr_title"))
+    status(record, t)
+
+    # Buttons, not stateful widgets: a widget whose value the class sets, and which leaves the page with
+    # its activity, would report a stale value as a change when it came back.
+    *activities, free, end = st.columns([2, 2, 2, 3, 3], vertical_alignment="bottom")
+    for column, activity in zip(activities, ACTIVITIES, strict=True):
+        current = record.activity == activity and record.following
+        column.button(t(f"class.activity.{activity}"), key=f"class_show_{activity}", disabled=current,
+                      type="primary" if current else "secondary", on_click=teach, args=(t, activity_change(activity)),
+                      kwargs={"led": activity == "explorer"}, use_container_width=True)
+    if record.following:
+        free.button(t("class.free"), key="class_free", on_click=teach, args=(t, explore_freely),
+                    icon=":material/explore:", use_container_width=True)
+    else:
+        free.button(t("class.follow_me"), key="class_follow", on_click=teach, args=(t, follow_me), type="primary",
+                    icon=":material/co_present:", use_container_width=True)
+    with end.popover(t("class.end"), icon=":material/stop_circle:", use_container_width=True):
+        st.button(t("class.end_confirm"), key="class_end", on_click=end_class, args=(t,), type="primary")
+
+    st.button(t("class.next_in_script"), key="class_script_next", on_click=teach, args=(t, next_in_script),
+              disabled=script_position(record) == len(LIVE_SCRIPT) - 1, icon=":material/skip_next:")
+    if record.activity == "tour":
+        back, forward, _ = st.columns([1, 1, 2])
+        back.button(t("tour.previous"), key="class_previous", disabled=record.step == 0, on_click=teach,
+                    args=(t, show_step), kwargs={"step": record.step - 1}, use_container_width=True)
+        forward.button(t("tour.next"), key="class_next", disabled=record.step == len(TOUR) - 1, on_click=teach,
+                       args=(t, show_step), kwargs={"step": record.step + 1}, use_container_width=True)
+        tour_step(TOUR[record.step], t, projector, explorer_button=False, key="class_figure")
+    elif record.activity == "explorer":
+        explorer(class_state(record, projector), t)
+    else:
+        question(record, t, projector)
+
+    if not projector:  # the key stays off the projector
+        with st.expander(t("class.resume"), icon=":material/devices:", key="class_resume"):
+            st.caption(t("class.resume_note"))
+            query = urlencode({"class": record.code, "key": st.session_state[KEY], "lang": t.lang})
+            st.code(f"{app_address()}/class?{query}", language=None)
+
+
+def current_class(t: Text) -> LiveClass | None:
+    """This session's class: taken over by a teacher's link, started from "For teachers", or kept from before
+    (``None``, said in words, once it has ended)."""
+    resume_from_link(t)
+    if st.session_state.pop("class_start_now", False) and st.session_state.get(CODE) is None:  # from For teachers
+        start_class(t)
+    code = st.session_state.get(CODE)
+    record = class_store().read(code) if code else None
+    if code and record is None:
+        st.info(t("class.ended"), icon=":material/door_front:")
+        for key in (CODE, KEY):
+            st.session_state.pop(key, None)
+    return record
+
+
+def invitation(t: Text) -> None:
+    """With no class: what a live class is, and the button that starts one."""
+    linked = url_value(BY_KEY["class"])
+    if linked and class_store().read(linked) is not None:
+        st.info(t("class.resume_needed", code=linked), icon=":material/devices:")
+    st.markdown(t("class.intro"))
+    if not join_link("", t.lang)[1]:
+        st.warning(t("class.local_only", command="bash scripts/start.sh --lan"), icon=":material/wifi_off:")
+    st.button(t("class.start"), key="class_start", on_click=start_class, args=(t,), type="primary",
+              icon=":material/co_present:")
