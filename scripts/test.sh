@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One command: set up, lint (ruff, ESLint) and run every test (engine, views, pages, the browser side's own tests
-# under node, servers, a real Redis, real headless Chromium).
+# One command: set up, lint (ruff, import-linter, ESLint) and run every test (engine, views, pages, the browser
+# side's own tests under node, servers, a real Redis, real headless Chromium).
 # A browser, a Redis or an HAProxy that cannot start is a failure, never a skip.
 #   bash scripts/test.sh                  everything, a worker per core, each file in one worker (what CI runs);
 #                                         the browser's pages, sizes and languages pairwise (tests/support/matrix.py)
@@ -24,7 +24,8 @@ command -v node >/dev/null && command -v npm >/dev/null || need nodejs npm
 # ESLint, pinned in package-lock.json, for the instant Explorer's browser side (ui/explorer/)
 [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --silent
 .venv/bin/python -m ruff check .
-npx --no-install eslint ui tests/js eslint.config.js
+PYTHONPATH=tests .venv/bin/lint-imports --no-cache  # the layers (pyproject.toml; its contract type in tests/support)
+npx --no-install eslint ui widgets tests/js eslint.config.js
 if [ "${1:-}" = "--full-matrix" ]; then
   shift
   export BLOCKSTAB_FULL_MATRIX=1
