@@ -7,11 +7,7 @@ Targets on the 2-core reference machine: lesson depth 1000 < 30 ms; random stack
 from __future__ import annotations
 
 import statistics
-import sys
 import time
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def timed(fn, repeats: int) -> tuple[float, float]:
@@ -27,7 +23,6 @@ def timed(fn, repeats: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    sys.path.insert(0, str(ROOT))
     from blockstab.block import StackConfig, run_stack
     from blockstab.gradients import stack_backward
     from blockstab.init import random_stack, random_tokens

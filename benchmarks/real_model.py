@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import contextlib
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -37,7 +36,6 @@ SCOPES = ("on", "all", "one")
 
 
 def engine_part() -> None:
-    sys.path.insert(0, str(h.ROOT))
     from threadpoolctl import threadpool_info, threadpool_limits
 
     from blockstab.ablations import INCIDENT, Ablation, compare, layer_readouts
