@@ -37,7 +37,7 @@ from .views.describe import block_description, depth_description, readouts_descr
 from .views.exploration import explore_first
 from .views.tables import columns_and_rows, course_table_matches, stage_rows
 
-SCHEMA = 1  # the bundle's format: the browser refuses an index of another
+SCHEMA = 2  # the bundle's format: the browser refuses an index of another
 RANGE_BLOCKS = 10  # blocks in a block range (20-90 ms to build each block's views; a part is about 0.1 MB)
 FIGURES = "figures"  # the figures part's name
 SWITCHES = ("residual", "norm", "norm_kind", "placement")  # the controls that choose a setting
@@ -97,9 +97,20 @@ def index(built: list[str]) -> dict:
 
 
 def _setting_entry(when: dict) -> dict:
-    """A combination of the switches: the keys of its figures and of its blocks' views."""
+    """A combination of the switches: the keys of its figures and of its blocks' views, and its note."""
     state = ExplorerState(**when)
-    return {"when": when, "figures": figures_key(state), "blocks": setting_key(state)}
+    return {"when": when, "figures": figures_key(state), "blocks": setting_key(state), "note": setting_note(state)}
+
+
+def setting_note(state: ExplorerState) -> dict | None:
+    """What the Explorer says beside the verdict of a setting (its text by name, in the mount's texts): with
+    LayerNorm, that two points in a plane cannot show it (a warning, with the geometry page's link where there
+    is one; in projector mode a line in the verdict's box); with RMSNorm, what it is (not in projector mode)."""
+    if state.norm_used == "layernorm":
+        return {"text": "layernorm_2d", "kind": "warning", "why": True, "projector": "caveat"}
+    if state.norm_used == "rmsnorm":
+        return {"text": "rmsnorm_note", "kind": "note", "why": False, "projector": None}
+    return None
 
 
 def setting_figures(state: ExplorerState, t: Text) -> dict:
@@ -194,26 +205,3 @@ def _lists(value):
 def packed(value: dict) -> str:
     """``value`` as strict JSON (NaN and infinities as ``null``), gzipped, in base64."""
     return base64.b64encode(gzip.compress(plotly.io.json.to_json_plotly(value).encode(), mtime=0)).decode("ascii")
-
-
-def selected(bundle: dict, view: dict) -> dict:
-    """What the browser shows for ``view`` (the instant controls' values) from ``bundle`` (the
-    index, ``"index"``, and the parts it holds, by name): the reference ``ui/explorer/select.js`` follows.
-    The index's entry for the switches, the setting's figures and cuts at the depth; the block shown
-    (a stack shallower than the block in focus shows its last block), its range's part name and,
-    when that part is held, the block's entry (else ``None``)."""
-    idx = bundle["index"]
-    (entry,) = (s for s in idx["settings"] if all(view[k] == v for k, v in s["when"].items()))
-    setting = bundle[idx["figures"]][entry["figures"]]
-    shown = min(view["block"], view["depth"])
-    (block_range,) = (r for r in idx["block_ranges"] if r["first"] <= shown <= r["last"])
-    part = bundle.get(block_range["part"])
-    block = part["settings"][entry["blocks"]][shown - block_range["first"]] if part else None
-    depth_cut, readouts_cut = setting["cuts"][view["depth"] - 1]
-    depth_text, readouts_text = setting["descriptions"][view["depth"] - 1]
-    return {"entry": entry, "setting": setting, "depth_cut": depth_cut, "readouts_cut": readouts_cut,
-            "verdict": setting["verdicts"][view["depth"] - 1], "headline": setting["headlines"][view["depth"] - 1],
-            "part": block_range["part"], "block": block,
-            "block_cut": block["stages"][view["focus"]] if block else None,
-            "descriptions": {"depth": depth_text, "readouts": readouts_text,
-                             "block": block["descriptions"][view["focus"]] if block else None}}

@@ -77,8 +77,9 @@ def explorer_script() -> str:
 
 def joined(modules: list[Path], module: bool) -> str:
     """Browser modules as one script, in order (each after the ones it imports), their imports of each
-    other dropped: a component's module keeps its default export, a page's plain script keeps none."""
-    script = "\n".join(path.read_text(encoding="utf-8") for path in modules)
+    other dropped: a component's module keeps its default export, a page's plain script keeps none and is
+    strict, as a module is."""
+    script = ('' if module else '"use strict";\n') + "\n".join(path.read_text(encoding="utf-8") for path in modules)
     script = re.sub(r'^import \{[^}]*\} from "\.\.?/[\w/]+\.js";\n', "", script, flags=re.M)
     exported = "" if module else "(default )?"
     return re.sub(rf"^export {exported}(?=(async )?function |const )", "", script, flags=re.M)

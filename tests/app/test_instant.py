@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from blockstab.scenario import PRESETS
 from server.bundles import DRAW_AHEAD, built
 from support import ROOT
+from support.bundle_reference import selected
 from support.explorer_view import component_data, report, shown, view
 from support.figures import plain
 from ui.bundle import (
@@ -31,7 +32,6 @@ from ui.bundle import (
     packed,
     part_file,
     read_part,
-    selected,
     sentence_and_look,
     setting_figures,
     setting_key,
@@ -131,7 +131,7 @@ def test_every_verdict_sent_ahead_is_the_explorers_own(lesson, setting):
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: setting_key(ExplorerState(**s)))
 def test_figures_looked_up_in_the_bundle_draw_the_views_at_that_depth(lesson, setting, n):
     """Through the wire (strict JSON: a value that overflowed is null, a gap) and the index's lookup
-    (``ui.bundle.selected``): the cut of the deepest figures draws the points and text the views
+    (``support.bundle_reference.selected``): the cut of the deepest figures draws the points and text the views
     draw n blocks deep."""
     state = ExplorerState(depth=n, **setting)
     picked = selected({"index": index([FIGURES]), FIGURES: lesson}, {**setting, "depth": n, "block": 1,

@@ -1,6 +1,6 @@
 """What the Python reference picks and draws for views of the lesson's bundle, as JSON on stdout,
 for tests/js/select.test.js: the browser's lookups (ui/explorer/select.js) must pick the same
-(``ui.bundle.selected``) and cut the same (``ui.views.cut.apply_cut``)."""
+(``support.bundle_reference.selected``) and cut the same (``ui.views.cut.apply_cut``)."""
 
 import itertools
 import json
@@ -9,7 +9,8 @@ import sys
 import plotly.graph_objects as go
 import plotly.io
 
-from ui.bundle import FIGURES, block_range, figures_part, index, part_file, read_part, selected, sentence_and_look
+from support.bundle_reference import selected
+from ui.bundle import FIGURES, block_range, figures_part, index, part_file, read_part, sentence_and_look
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views.cut import apply_cut

@@ -1,5 +1,5 @@
 // The browser's lookups (ui/explorer/select.js) against the Python reference (tests/js/reference.py:
-// ui.bundle.selected and ui.views.cut.apply_cut) on the lesson's real bundle, for every combination
+// support.bundle_reference.selected and ui.views.cut.apply_cut) on the lesson's real bundle, for every combination
 // of the switches at several depths, blocks and stages.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from support import ROOT
+from ui.bundle import setting_note
 from ui.controls import ExplorerState
 from ui.examples import plain_text
 from ui.text import Text
@@ -242,7 +243,8 @@ def assert_shows(page, state: ExplorerState, lang: str = "en") -> None:
                 want = np.array([np.nan if v is None else v for v in np.asarray(tr[axis], dtype=object)], dtype=float)
                 np.testing.assert_allclose(np.array(d[axis], dtype=float), want, rtol=1e-9, atol=1e-12)
     said = plain_text(verdict(state, result, t, compact=state.projector))
-    if state.projector and state.norm_used == "layernorm":
+    note = setting_note(state)
+    if state.projector and note and note["projector"] == "caveat":  # (projector mode's words for it)
         said += " " + t("explorer.layernorm_2d_short")
     assert page.inner_text(VERDICT).strip() == said
     assert page.evaluate(CHART_NAMES) == [block_description(inside, explore(inside), t),

@@ -1,8 +1,8 @@
 """The instant Explorer as AppTest sees it (no browser runs its JavaScript).
 
 The page sends the component its data: where the sentence's bundle is. The browser reads the
-bundle's files and shows, for the view it holds, what ``ui.bundle.selected`` (the reference the
-JavaScript follows) picks: the setting's figures cut to the depth, that depth's verdict and the
+bundle's files and shows, for the view it holds, what ``support.bundle_reference.selected`` (the reference
+the JavaScript follows) picks: the setting's figures cut to the depth, that depth's verdict and the
 block view. This module reads the same files the app serves and applies the same cut in Python
 (``ui.views.cut.apply_cut``), so page tests can compare what a browser would show with the pure view
 functions; the browser tests check that the JavaScript draws exactly that. A user's change is what
@@ -20,7 +20,8 @@ import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
 from server.bundles import ROUTE, bundles_folder
-from ui.bundle import read_part, selected
+from support.bundle_reference import selected
+from ui.bundle import read_part
 from ui.controls import BY_KEY, CONTROLS, INSTANT
 from ui.views.cut import apply_cut
 from widgets.explorer import KEY
@@ -100,15 +101,13 @@ def shown(at: AppTest) -> dict:
     if block:
         figures["block_figure"] = apply_cut(go.Figure(picked["setting"]["block"]), picked["block_cut"])
     texts = data["texts"]
-    notes = []
-    layernorm = now["norm"] and now["norm_kind"] == "layernorm"
-    if now["norm"] and not data["projector"]:
-        notes.append(texts["layernorm_2d" if layernorm else "rmsnorm_note"])
-    if now["block"] > now["depth"]:
+    note = picked["entry"]["note"]  # (its text, and where it goes: the bundle's index says, ui.bundle.setting_note)
+    notes = [texts[note["text"]]] if note and not data["projector"] else []
+    if picked["shown"] != now["block"]:
         notes.append(texts["block_clamped"][now["depth"] - 1])
     return {"figures": {name: json.loads(fig.to_json()) for name, fig in figures.items()},
             "verdict": picked["verdict"],
-            "caveat": texts["layernorm_2d"] if layernorm and data["projector"] else None,  # in the verdict's box
+            "caveat": texts[note["text"]] if note and data["projector"] and note["projector"] == "caveat" else None,
             "course_match": bool(block and block["course_match"]), "notes": notes,
             "numbers": {"title": block["numbers_title"], **block["numbers"]} if block else None}
 

@@ -110,24 +110,22 @@ export function numbersTable(part, title, numbers) {
 // What the verdict's box ends with and the notes under it: LayerNorm's 2-D warning and its link (in
 // projector mode, with no room for them, its short caveat ends the verdict's box, so the figures stay
 // on the screen), RMSNorm's note, and the block shown when the stack is shallower than the one in focus.
-export function notes(parts, data, view) {
+// The setting's note (the bundle's index says which, and where: ui/bundle.py setting_note), and the note that a
+// stack shallower than the block in focus shows its last block.
+export function notes(parts, data, view, note, shown) {
   const texts = data.texts;
   const lines = [];
-  const layernorm = view.norm && view.norm_kind === "layernorm";
-  if (layernorm && data.projector) {
-    parts.verdict.append(" ", element("span", { class: "instant-caveat" }, texts.layernorm_2d));
-  } else if (layernorm) {
-    lines.push(element("p", { class: "instant-warning", role: "note" }, texts.layernorm_2d));
-    if (texts.why_href) { // the geometry page (in the app only)
+  if (note && data.projector) {
+    if (note.projector === "caveat") parts.verdict.append(" ", element("span", { class: "instant-caveat" }, texts[note.text]));
+  } else if (note) {
+    lines.push(element("p", { class: `instant-${note.kind}`, ...(note.kind === "warning" ? { role: "note" } : {}) },
+      texts[note.text]));
+    if (note.why && texts.why_href) { // the geometry page (in the app only)
       const link = element("p", { class: "instant-note" });
       link.append(element("a", { href: texts.why_href, target: "_self" }, texts.why_link));
       lines.push(link);
     }
-  } else if (view.norm && !data.projector) {
-    lines.push(element("p", { class: "instant-note" }, texts.rmsnorm_note));
   }
-  if (view.block > view.depth) {
-    lines.push(element("p", { class: "instant-note" }, texts.block_clamped[view.depth - 1]));
-  }
+  if (shown !== view.block) lines.push(element("p", { class: "instant-note" }, texts.block_clamped[view.depth - 1]));
   parts.notes.replaceChildren(...lines);
 }

@@ -51,11 +51,11 @@ function shown(mount, name, source) {
 // What each place shows for ``view``: the depth and readouts figures with their cut, and the block
 // view's frame with the cut of the block and stage in focus (null while its range is not held).
 function sources(mount, view) {
-  const { setting, depthCut, readoutsCut, verdict, headline, range, block, blockCut, descriptions } =
+  const { entry, setting, depthCut, readoutsCut, verdict, headline, shown, range, block, blockCut, descriptions } =
     select(mount.index, mount.figures, mount.held, view);
   const of = { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut],
     block: block ? [setting.block, blockCut] : [null] };
-  return { verdict, headline, block, of, range, descriptions };
+  return { verdict, headline, note: entry.note, blockShown: shown, block, of, range, descriptions };
 }
 
 function figureOf(mount, source) {
@@ -67,7 +67,7 @@ function figureOf(mount, source) {
 export async function draw(mount, data) {
   const Plotly = await loadPlotly(data.plotly);
   const view = mount.view;
-  const { verdict, headline, block, of, range, descriptions } = sources(mount, view);
+  const { verdict, headline, note, blockShown, block, of, range, descriptions } = sources(mount, view);
   if (!block) awaitRange(mount, range, () => draw(mount, mount.data));
   const fresh = [];
   for (const [name, source] of Object.entries(of)) {
@@ -81,7 +81,7 @@ export async function draw(mount, data) {
     mount.parts.described[name].lastChild.textContent = descriptions[name] ?? data.texts.waiting;
   }
   mount.parts.course.textContent = block && block.course_match ? data.texts.course_match : "";
-  notes(mount.parts, data, view);
+  notes(mount.parts, data, view, note, blockShown);
   if (block) numbersTable(mount.parts.numbers, block.numbers_title, block.numbers);
   for (const part of [mount.parts.figures.block, mount.parts.numbers]) part.classList.toggle("instant-waiting", !block);
   mount.font ??= getComputedStyle(mount.root).fontFamily; // once: reading a style forces a style pass

@@ -20,14 +20,35 @@ function parsed(bytes) { // the server sends the data as JSON in UTF-8 bytes, en
   return last.value;
 }
 
+// A mounted Explorer: one record, every field named here (it is sealed: a module cannot add one of its own).
+// The view it shows is its own (``view``): the app only reads what it reports, and a class's teacher leads it.
+function newMount(root, view) {
+  return Object.seal({
+    root, // the element it draws in
+    view, // the view it shows: its controls' values
+    data: null, // what it was mounted with (ui/instant.py mount_data)
+    index: null, indexAt: 0, indexRead: null, // the bundle's index, when last read, the read in flight (store.js)
+    figures: null, // the bundle's figures part
+    held: new Map(), loading: new Map(), // block range parts held, and those being read (store.js)
+    awaiting: null, // the generation a block range is awaited for (store.js)
+    parts: null, // its places on the page: controls, verdict, figures, notes, numbers (controls.js)
+    kept: {}, // charts drawn, per place (draw.js)
+    offPage: null, // where charts are drawn ahead (draw.js)
+    font: null, // the page's font, read once (draw.js)
+    moved: ["depth", 1], // the slider last moved and by how much (draw.js: what it draws ahead)
+    changedKey: null, announcing: null, // the control last changed, and its announcement's timer (draw.js)
+    generation: 0, // each change or resize: a draw for an older one stops
+    changed: null, resized: null, svgsHidden: null, // its handler of a change, and its observers
+  });
+}
+
 export default function instantExplorer({ data: bytes, parentElement, setStateValue }) {
   const data = parsed(bytes);
   let mount = mounts.get(parentElement);
   if (!mount) {
     const root = element("div", { class: "instant-explorer" });
     parentElement.append(root);
-    mount = { root, view: { ...data.view }, kept: {}, moved: ["depth", 1], generation: 0, held: new Map(),
-              loading: new Map() };
+    mount = newMount(root, { ...data.view });
     mount.changed = (key, value, report) => {
       if (mount.view[key] !== value) {
         if (typeof value === "number") mount.moved = [key, value - mount.view[key]]; // (draw.js: drawn ahead)

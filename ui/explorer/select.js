@@ -39,7 +39,7 @@ export function rangeOf(index, view) {
 }
 
 // What ``view`` shows, from the index, the figures part and the block range parts held (by name): the
-// reference is ui/bundle.py selected. The block is null while its range is not held.
+// reference is tests/support/bundle_reference.py selected. The block is null while its range is not held.
 export function select(index, figures, held, view) {
   const entry = settingOf(index, view);
   const setting = figures[entry.figures];
@@ -49,7 +49,7 @@ export function select(index, figures, held, view) {
   const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
   const [depth, readouts] = setting.descriptions[view.depth - 1];
   return { entry, setting, depthCut, readoutsCut, verdict: setting.verdicts[view.depth - 1],
-           headline: setting.headlines[view.depth - 1], range, block,
+           headline: setting.headlines[view.depth - 1], shown, range, block,
            blockCut: block ? block.stages[view.focus] : null,
            descriptions: { depth, readouts, block: block ? block.descriptions[view.focus] : null } };
 }

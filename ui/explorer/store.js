@@ -4,7 +4,7 @@
 
 import { rangeOf } from "./select.js";
 
-const SCHEMA = 1; // the bundle format this reads (ui/bundle.py SCHEMA)
+const SCHEMA = 2; // the bundle format this reads (ui/bundle.py SCHEMA)
 
 const HELD = 3; // block range parts held (megabytes each, unpacked), the nearest to the block in focus first
 
