@@ -22,10 +22,11 @@ t = Text(language())
 
 
 @st.fragment
-def switched(state: ExplorerState, instant: list[Control], shown: dict) -> None:
-    """What the instant Explorer's view decides: the component, the URL, the CSV download and what
-    the take-home download opens on (``shown``)."""
-    state = shown["state"] = with_reported_view(state, instant)
+def switched(state: ExplorerState, instant: list[Control], for_download: dict) -> None:
+    """What the instant Explorer's view decides: the component, the URL, the CSV download, and the view the
+    take-home download opens on (``for_download``: its callable runs on a thread of its own, with no session
+    to read the view from)."""
+    state = for_download["state"] = with_reported_view(state, instant)
     explorer = st.container()
     st.download_button(t("download.csv"), partial(explored_csv, state), file_name="blockstab-action-token.csv",
                        mime="text/csv", key="download_csv", on_click="ignore")  # written when clicked
@@ -42,10 +43,10 @@ if not projector:
 state, instant = explorer_controls(t, projector)
 if not projector:
     caption.caption(sentence_caption(state.example, t))
-shown = st.session_state.setdefault("explorer_shown", {})  # the view the browser last reported
-switched(state, instant, shown)
-# Outside the fragment, so a report-back does not resend it; zipped when clicked, for the view then shown.
+for_download = {"state": state}
+switched(state, instant, for_download)
+# Outside the fragment, so a report-back does not resend it; zipped when clicked, for the view then reported.
 # A download reruns nothing ("ignore"): a rerun replaced the file being fetched, and the click saved nothing.
-st.download_button(t("download.take_home"), lambda: take_home_zip(shown["state"], t.lang),
+st.download_button(t("download.take_home"), lambda: take_home_zip(for_download["state"], t.lang),
                    file_name="blockstab-explorer.zip", mime="application/zip", key="download_take_home",
                    on_click="ignore")

@@ -5,12 +5,12 @@ import streamlit as st
 
 from ui.text import Text
 from widgets.chrome import language
-from widgets.live_class import current_class, invitation, lead
+from widgets.live_class import class_page, current_class, invitation
 
 t = Text(language())
 st.title(t("class.title"))
 record = current_class(t)
 if record is not None:
-    lead(record, t, st.session_state.get("projector_on", False))
+    class_page(record, t, st.session_state.get("projector_on", False))
 else:
     invitation(t)

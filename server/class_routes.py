@@ -118,9 +118,9 @@ async def student_page(request: Request) -> HTMLResponse:
         query = urlencode({**request.query_params, "class": code})
         return Response(status_code=303, headers={"Location": f"/join?{query}"})
     problem = "class.bad_code" if raw and code is None else None
-    shown = page(t, code, phone_look(request.headers.get("user-agent", "")), prefix(),
+    html = page(t, code, phone_look(request.headers.get("user-agent", "")), prefix(),
                  API.format(code=code) if code else "", problem)
-    return HTMLResponse(shown, headers={"Cache-Control": "no-cache"})
+    return HTMLResponse(html, headers={"Cache-Control": "no-cache"})
 
 
 @refusals

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ui import live_class
-from ui.live_class import LiveClass, Refused, as_json, from_json, shown
+from ui.live_class import LiveClass, Refused, as_json, from_json, teacher_view
 
 
 def _setting(name: str, default: int) -> int:
@@ -217,11 +217,11 @@ class RedisStore:
 
 
 def followed(store: ClassStore, code: str, who: str) -> str | None:
-    """What the page of ``who`` shows of the class, as it polls (:func:`ui.live_class.shown`): ``None``
+    """What the page of ``who`` shows of the class, as it polls (:func:`ui.live_class.teacher_view`): ``None``
     if the class has ended or ``who`` is not in it (so the poll tells a stranger nothing, not even
     whether a code is live)."""
     record = store.read(code)
-    return shown(record, who) if record is not None else None
+    return teacher_view(record, who) if record is not None else None
 
 
 @functools.cache

@@ -89,7 +89,7 @@ def teacher_token(c: LiveClass) -> str:
     return c.teacher[:16]
 
 
-def shown(c: LiveClass, token: str) -> str | None:
+def teacher_view(c: LiveClass, token: str) -> str | None:
     """What may change on the teacher's page, which polls with its token (:func:`teacher_token`): the
     version, how many students are in, have answered and were refused. ``None`` for any other token."""
     if hmac.compare_digest(token, teacher_token(c)):

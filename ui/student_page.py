@@ -103,10 +103,10 @@ def look_state(look: str, **view) -> ExplorerState:
 def figure_file(name: str, state: ExplorerState, t: Text) -> dict:
     """A view as the page draws it: Plotly's JSON (its typed arrays as Plotly.js reads them), its
     description, and the chart's config in the page's language."""
-    shown = figure_state(name, state)
-    result = explore(shown)
-    figure = FIGURES[name](shown, result, t)
-    return {"figure": json.loads(plotly.io.to_json(figure)), "description": DESCRIPTIONS[name](shown, result, t),
+    reduced = figure_state(name, state)
+    result = explore(reduced)
+    figure = FIGURES[name](reduced, result, t)
+    return {"figure": json.loads(plotly.io.to_json(figure)), "description": DESCRIPTIONS[name](reduced, result, t),
             "config": {"displaylogo": False, "responsive": True, **plotly_locale(t)}}
 
 

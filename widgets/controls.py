@@ -85,10 +85,10 @@ def explorer_controls(t: Text, projector: bool) -> tuple[ExplorerState, list[Con
     :func:`with_reported_view` then takes the browser's). Controls left out of a teacher's
     ``show=`` list are not drawn and keep the link's value."""
     example, phone = active_example(), on_phone()
-    shown = url_value(BY_KEY["show"]) or tuple(c.key for c in CONTROLS)
-    visible = [c for c in CONTROLS if c.key in shown and not c.instant]
-    values = {c.key: url_value(c) for c in CONTROLS if c.key not in shown}
-    instant = [c for c in CONTROLS if c.key in shown and c.instant]
+    listed = url_value(BY_KEY["show"]) or tuple(c.key for c in CONTROLS)  # (a teacher's link's show=)
+    visible = [c for c in CONTROLS if c.key in listed and not c.instant]
+    values = {c.key: url_value(c) for c in CONTROLS if c.key not in listed}
+    instant = [c for c in CONTROLS if c.key in listed and c.instant]
     for control in instant:
         values[control.key] = st.session_state.get(control.key, url_value(control))
     # The instant Explorer's switches and depth are above the figures; on a phone the sentence too
@@ -109,14 +109,19 @@ def explorer_controls(t: Text, projector: bool) -> tuple[ExplorerState, list[Con
     return state, instant
 
 
-def with_reported_view(state: ExplorerState, instant: list[Control]) -> ExplorerState:
-    """``state`` with the ``instant`` controls' values as the browser last reported them (before
-    its first report, ``state``'s own), each kept in the URL."""
+def reported_state(state: ExplorerState, instant: list[Control]) -> ExplorerState:
+    """``state`` with the ``instant`` controls' values as the browser last reported them (before its first
+    report, ``state``'s own): the view lives in the browser, and the server reads it here only."""
     reported = reported_view() or {}
-    values = {c.key: reported.get(c.key, getattr(state, c.key)) for c in instant}
+    return replace(state, **{c.key: reported.get(c.key, getattr(state, c.key)) for c in instant})
+
+
+def with_reported_view(state: ExplorerState, instant: list[Control]) -> ExplorerState:
+    """:func:`reported_state`, each of its ``instant`` values kept in the URL (a link to the view)."""
+    reported = reported_state(state, instant)
     for control in instant:
-        _write_to_url(control, values[control.key])
-    return replace(state, **values)
+        _write_to_url(control, getattr(reported, control.key))
+    return reported
 
 
 def open_in_explorer(view: dict) -> None:

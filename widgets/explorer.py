@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import plotly
@@ -21,12 +22,28 @@ from ui.instant import STYLE, explorer_script, geometry_link, mount_data
 from ui.text import Text
 
 KEY = "instant_explorer"
-MOUNTED = "instant_mounted"  # (what its data was built for: look, language, controls, view, lead; the data as JSON)
+MOUNTED = "instant_mounted"  # the Mounted record this session's component was last given
 AROUND = "instant_built_around"  # what the bundle's ranges were last built around, in this session
 PLOTLY_URL = "/_stcore/bidi-components/blockstab.plotly/plotly.min.js"
 
 component = st.components.v2.component("blockstab.instant", js=explorer_script(),
                                        css=STYLE.read_text(encoding="utf-8"), isolate_styles=False)
+
+
+@dataclass(frozen=True)
+class Mounted:
+    """What the component was mounted with: its data as JSON (resent as it is: Streamlit then sends a
+    reference) and what that data was built for."""
+
+    look: ExplorerState
+    lang: str
+    controls: tuple[Control, ...]
+    opened_on: tuple[tuple[str, object], ...]  # the view it opened on; from then on it keeps its own
+    lead: int | None
+    data: bytes
+
+    def built_for(self) -> tuple:
+        return self.look, self.lang, self.controls, self.opened_on, self.lead
 
 
 def reported_view() -> dict | None:
@@ -53,23 +70,23 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text, lea
     if mounted and reported_view() is None:
         st.warning(t("explorer.instant_refused"), icon=":material/block:")
     view = {c.key: getattr(state, c.key) for c in INSTANT}
-    sent = st.session_state.get(MOUNTED)
+    sent: Mounted | None = st.session_state.get(MOUNTED)
     # The view it opened on (it keeps its own from then on, so a report-back sends the same data), or this
     # view when it opens now or a new lead moves it.
-    reopened = not mounted or sent is None or (lead is not None and sent[0][4] != lead)
-    opened_on = tuple(view.items()) if reopened else sent[0][3]
+    reopened = not mounted or sent is None or (lead is not None and sent.lead != lead)
+    opened_on = tuple(view.items()) if reopened else sent.opened_on
     look, lang = sentence_and_look(state), t.lang
     in_focus = range_part(range_first(state.shown_block))
-    built_for = (look, lang, tuple(controls), opened_on, lead)
-    if sent is None or sent[0] != built_for:
+    if sent is None or sent.built_for() != (look, lang, tuple(controls), opened_on, lead):
         ensure(look, lang, FIGURES, in_focus)  # before the data: the browser reads them at once
         data = mount_data(controls, dict(opened_on), t, look.projector, bundle_url(look, lang), PLOTLY_URL,
                           why_href=geometry_link(lang), lead=lead, ahead=DRAW_AHEAD)
-        sent = built_for, json.dumps(data, allow_nan=False, ensure_ascii=False).encode()  # resent: a reference
+        sent = Mounted(look, lang, tuple(controls), opened_on, lead,
+                       json.dumps(data, allow_nan=False, ensure_ascii=False).encode())
         st.session_state[MOUNTED] = sent
     # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
     # key only for a component event with a callback.
-    component(key=KEY, data=sent[1], default={"view": view}, on_view_change=lambda: None)
+    component(key=KEY, data=sent.data, default={"view": view}, on_view_change=lambda: None)
     ensure(look, lang, in_focus)  # a report-back that moved to a range not built: built now, listed in the index
     # The bundle's other ranges, built ahead in a worker once per sentence (a build already running
     # for another leaves this one for a later run of this session's).

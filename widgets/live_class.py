@@ -37,9 +37,9 @@ from ui.live_class import (
     show_me,
     show_step,
     show_view,
-    shown,
     start,
     teacher_token,
+    teacher_view,
     view_state,
 )
 from ui.text import Text
@@ -109,8 +109,8 @@ def follow(c: LiveClass) -> None:
     waits on what this run shows while it runs."""
     token = teacher_token(c)
     url = CLASS_VERSION.format(code=c.code) + "?" + urlencode({"me": token})
-    data = {"url": url, "seen": shown(c, token), "process": PROCESS, "every": POLL_SECONDS, "spread": POLL_SPREAD,
-            "retry": RETRY_SECONDS}
+    data = {"url": url, "seen": teacher_view(c, token), "process": PROCESS, "every": POLL_SECONDS,
+            "spread": POLL_SPREAD, "retry": RETRY_SECONDS}
     follower(key="class_follower", data=data, on_moved_change=lambda: None)
 
 
@@ -224,7 +224,7 @@ def question(record: LiveClass, t: Text, projector: bool) -> None:
     explanation(record, t)
 
 
-def lead(record: LiveClass, t: Text, projector: bool) -> None:
+def class_page(record: LiveClass, t: Text, projector: bool) -> None:
     """How to join, how many are in, and the controls of what the class sees; followed as a student's
     page is, never run by a timer (docs/live-class.md says why)."""
     follow(record)

@@ -23,7 +23,7 @@ def tour_step(step: TourStep, t: Text, projector: bool, example: Scenario = LESS
         if explorer_button and st.button(t("tour.open_in_explorer"), key="tour_open", icon=":material/open_in_new:"):
             open_in_explorer(step.view)
     with figure:
-        shown = step.state(projector, example, on_phone())
-        chart(figure_cached(step.figure, shown, t.lang), t, key, description(step.figure, shown, t.lang))
+        state = step.state(projector, example, on_phone())
+        chart(figure_cached(step.figure, state, t.lang), t, key, description(step.figure, state, t.lang))
         if example != LESSON:
             st.caption(t("example.text_is_the_lesson"))

@@ -22,7 +22,7 @@ def selected(bundle: dict, view: dict) -> dict:
     depth_text, readouts_text = setting["descriptions"][view["depth"] - 1]
     return {"entry": entry, "setting": setting, "depth_cut": depth_cut, "readouts_cut": readouts_cut,
             "verdict": setting["verdicts"][view["depth"] - 1], "headline": setting["headlines"][view["depth"] - 1],
-            "shown": shown, "part": block_range["part"], "block": block,
+            "block_shown": shown, "part": block_range["part"], "block": block,
             "block_cut": block["stages"][view["focus"]] if block else None,
             "descriptions": {"depth": depth_text, "readouts": readouts_text,
                              "block": block["descriptions"][view["focus"]] if block else None}}

@@ -103,7 +103,7 @@ def shown(at: AppTest) -> dict:
     texts = data["texts"]
     note = picked["entry"]["note"]  # (its text, and where it goes: the bundle's index says, ui.bundle.setting_note)
     notes = [texts[note["text"]]] if note and not data["projector"] else []
-    if picked["shown"] != now["block"]:
+    if picked["block_shown"] != now["block"]:
         notes.append(texts["block_clamped"][now["depth"] - 1])
     return {"figures": {name: json.loads(fig.to_json()) for name, fig in figures.items()},
             "verdict": picked["verdict"],

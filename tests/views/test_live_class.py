@@ -34,10 +34,10 @@ from ui.live_class import (
     show_me,
     show_step,
     show_view,
-    shown,
     start,
     student_state,
     teacher_token,
+    teacher_view,
 )
 from ui.text import Text
 
@@ -107,21 +107,21 @@ def test_an_answer_changes_no_version_and_a_new_choice_replaces_the_old():
 def test_the_teachers_page_changes_with_every_count_a_students_state_with_the_version_and_its_own_answer():
     c = a_class()
     teacher, student, other, stranger = teacher_token(c), STUDENTS[0], STUDENTS[1], new_student()
-    assert shown(c, student) is None and shown(c, stranger) is None  # the teacher's token only
+    assert teacher_view(c, student) is None and teacher_view(c, stranger) is None  # the teacher's token only
     assert student_state(c, stranger) is None  # not in the class: nothing of it
-    seen = shown(c, teacher)
+    seen = teacher_view(c, teacher)
     before = student_state(c, student)
     for change in (lambda c: join(c, stranger), lambda c: answer(c, other, ADDRESSES[0], QUESTIONS[0].answer),
                    lambda c: answer(c, STUDENTS[2], ADDRESSES[0], QUESTIONS[0].answer, per_address=1)):
         c = change(c)
         assert student_state(c, student) == before  # another's join or answer: no student's page moves
-        assert shown(c, teacher) != seen
-        seen = shown(c, teacher)
+        assert teacher_view(c, teacher) != seen
+        seen = teacher_view(c, teacher)
     c = answer(c, student, ADDRESSES[1], QUESTIONS[0].choices[0])
     assert student_state(c, student) == {**before, "mine": QUESTIONS[0].choices[0]}  # their own answer
     c = close(c)
     assert student_state(c, student)["phase"] == "closed" and student_state(c, student)["version"] == c.version
-    assert teacher not in str(shown(c, teacher)) and c.teacher.startswith(teacher)  # a prefix of the key's hash
+    assert teacher not in str(teacher_view(c, teacher)) and c.teacher.startswith(teacher)  # a prefix of the key's hash
 
 
 def test_answers_per_address_are_limited_and_the_refused_are_counted():

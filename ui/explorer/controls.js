@@ -44,14 +44,14 @@ function control(spec, view, changed, compact) {
   const input = element("input", { id, type: "range", min: spec.low, max: spec.high, step: 1, "data-key": spec.key,
                                     "aria-label": spec.label });
   // (seen, not heard: the slider says its own value, and an output is a live region that would speak at each step)
-  const shown = element("output", { for: id, "aria-hidden": "true" }, String(view[spec.key]));
+  const value = element("output", { for: id, "aria-hidden": "true" }, String(view[spec.key]));
   input.value = view[spec.key];
   input.addEventListener("input", () => {
-    shown.textContent = input.value;
+    value.textContent = input.value;
     changed(spec.key, Number(input.value), false);
   });
   input.addEventListener("change", () => changed(spec.key, Number(input.value), true)); // released: report
-  label.append(element("span", {}, spec.label), input, shown);
+  label.append(element("span", {}, spec.label), input, value);
   return label;
 }
 
@@ -112,7 +112,7 @@ export function numbersTable(part, title, numbers) {
 // on the screen), RMSNorm's note, and the block shown when the stack is shallower than the one in focus.
 // The setting's note (the bundle's index says which, and where: ui/bundle.py setting_note), and the note that a
 // stack shallower than the block in focus shows its last block.
-export function notes(parts, data, view, note, shown) {
+export function notes(parts, data, view, note, blockShown) {
   const texts = data.texts;
   const lines = [];
   if (note && data.projector) {
@@ -126,6 +126,6 @@ export function notes(parts, data, view, note, shown) {
       lines.push(link);
     }
   }
-  if (shown !== view.block) lines.push(element("p", { class: "instant-note" }, texts.block_clamped[view.depth - 1]));
+  if (blockShown !== view.block) lines.push(element("p", { class: "instant-note" }, texts.block_clamped[view.depth - 1]));
   parts.notes.replaceChildren(...lines);
 }

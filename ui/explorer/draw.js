@@ -36,7 +36,7 @@ function take(kept, name, source, width) {
 // The chart in ``name``'s place that shows ``source``: going back to a setting or a depth drawn
 // before is a swap (returns null); else the chart to draw into. Charts drawn at another width are
 // dropped.
-function shown(mount, name, source) {
+function chartFor(mount, name, source) {
   const place = mount.parts.figures[name];
   const width = place.clientWidth;
   const all = mount.kept[name] ?? [];
@@ -51,11 +51,11 @@ function shown(mount, name, source) {
 // What each place shows for ``view``: the depth and readouts figures with their cut, and the block
 // view's frame with the cut of the block and stage in focus (null while its range is not held).
 function sources(mount, view) {
-  const { entry, setting, depthCut, readoutsCut, verdict, headline, shown, range, block, blockCut, descriptions } =
+  const { entry, setting, depthCut, readoutsCut, verdict, headline, blockShown, range, block, blockCut, descriptions } =
     select(mount.index, mount.figures, mount.held, view);
   const of = { depth: [setting.depth, depthCut], readouts: [setting.readouts, readoutsCut],
     block: block ? [setting.block, blockCut] : [null] };
-  return { verdict, headline, note: entry.note, blockShown: shown, block, of, range, descriptions };
+  return { verdict, headline, note: entry.note, blockShown, block, of, range, descriptions };
 }
 
 function figureOf(mount, source) {
@@ -71,7 +71,7 @@ export async function draw(mount, data) {
   if (!block) awaitRange(mount, range, () => draw(mount, mount.data));
   const fresh = [];
   for (const [name, source] of Object.entries(of)) {
-    const gd = source[0] && shown(mount, name, source);
+    const gd = source[0] && chartFor(mount, name, source);
     if (gd) fresh.push([gd, source]);
   }
   mount.parts.verdict.textContent = verdict;

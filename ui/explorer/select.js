@@ -34,8 +34,8 @@ export function settingOf(index, view) {
 // The block the block view shows (a stack shallower than the block in focus shows its last) and the
 // index's block range that holds it.
 export function rangeOf(index, view) {
-  const shown = Math.min(view.block, view.depth);
-  return [shown, index.block_ranges.find((r) => r.first <= shown && shown <= r.last)];
+  const blockShown = Math.min(view.block, view.depth);
+  return [blockShown, index.block_ranges.find((r) => r.first <= blockShown && blockShown <= r.last)];
 }
 
 // What ``view`` shows, from the index, the figures part and the block range parts held (by name): the
@@ -43,13 +43,13 @@ export function rangeOf(index, view) {
 export function select(index, figures, held, view) {
   const entry = settingOf(index, view);
   const setting = figures[entry.figures];
-  const [shown, range] = rangeOf(index, view);
+  const [blockShown, range] = rangeOf(index, view);
   const part = held.get(range.part);
-  const block = part ? part.settings[entry.blocks][shown - range.first] : null;
+  const block = part ? part.settings[entry.blocks][blockShown - range.first] : null;
   const [depthCut, readoutsCut] = setting.cuts[view.depth - 1];
   const [depth, readouts] = setting.descriptions[view.depth - 1];
   return { entry, setting, depthCut, readoutsCut, verdict: setting.verdicts[view.depth - 1],
-           headline: setting.headlines[view.depth - 1], shown, range, block,
+           headline: setting.headlines[view.depth - 1], blockShown, range, block,
            blockCut: block ? block.stages[view.focus] : null,
            descriptions: { depth, readouts, block: block ? block.descriptions[view.focus] : null } };
 }
