@@ -88,6 +88,7 @@ def index(built: list[str]) -> dict:
         "schema": SCHEMA,
         "settings": [_setting_entry(dict(zip(SWITCHES, values, strict=True))) for values in combinations],
         "depths": {"low": 1, "high": MAX_EXPLORER_DEPTH},
+        "at_most": {c.key: c.at_most for c in CONTROLS if c.at_most},  # a value shown bounded by another's
         "figures": FIGURES,
         "along_depth": list(ALONG_DEPTH),  # what a cut's "points" shortens, in each "along" trace
         "block_ranges": [{"first": first, "last": min(first + RANGE_BLOCKS - 1, MAX_EXPLORER_DEPTH),

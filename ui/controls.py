@@ -37,6 +37,7 @@ class Control:
     primary: bool = False  # shown above the figures in projector mode
     instant: bool = False  # drawn by the instant Explorer in the browser (ui/explorer/), not by Streamlit
     under_block: bool = False  # the instant Explorer draws it under the block view, whose block or stage it picks
+    at_most: str | None = None  # the control whose value bounds the one shown (a block past the stack: its last)
 
     def parse(self, raw: str):
         """The typed value for a URL string, or ``None`` when the string is not allowed."""
@@ -89,7 +90,7 @@ CONTROLS = (
     Control("norm_kind", "choice", "rmsnorm", ("rmsnorm", "layernorm"), instant=True),
     Control("placement", "choice", "post", ("post", "pre"), instant=True),
     Control("depth", "int", 24, low=1, high=MAX_EXPLORER_DEPTH, primary=True, instant=True),
-    Control("block", "int", 1, low=1, high=MAX_EXPLORER_DEPTH, instant=True, under_block=True),
+    Control("block", "int", 1, low=1, high=MAX_EXPLORER_DEPTH, instant=True, under_block=True, at_most="depth"),
     Control("focus", "choice", "attention_residual", STAGE_FOCUS, instant=True, under_block=True),
 )
 INSTANT = tuple(c for c in CONTROLS if c.instant)  # the controls the Explorer switches in the browser
@@ -176,8 +177,9 @@ class ExplorerState:
 
     @property
     def shown_block(self) -> int:
-        """The block to look inside, never past the stack's depth."""
-        return min(self.block, self.depth)
+        """The block to look inside, never past the stack's depth (the control table's bound, which the
+        browser reads from the bundle's index too)."""
+        return min(self.block, getattr(self, BY_KEY["block"].at_most))
 
 
 def check_query(query: dict[str, str]) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ def selected(bundle: dict, view: dict) -> dict:
     idx = bundle["index"]
     (entry,) = (s for s in idx["settings"] if all(view[k] == v for k, v in s["when"].items()))
     setting = bundle[idx["figures"]][entry["figures"]]
-    shown = min(view["block"], view["depth"])
+    shown = min(view["block"], view[idx["at_most"]["block"]])
     (block_range,) = (r for r in idx["block_ranges"] if r["first"] <= shown <= r["last"])
     part = bundle.get(block_range["part"])
     block = part["settings"][entry["blocks"]][shown - block_range["first"]] if part else None

@@ -31,10 +31,10 @@ export function settingOf(index, view) {
   return index.settings.find((s) => Object.entries(s.when).every(([key, value]) => view[key] === value));
 }
 
-// The block the block view shows (a stack shallower than the block in focus shows its last) and the
-// index's block range that holds it.
+// The block the block view shows (bounded as the index says: a stack shallower than the block in focus shows
+// its last) and the index's block range that holds it.
 export function rangeOf(index, view) {
-  const blockShown = Math.min(view.block, view.depth);
+  const blockShown = Math.min(view.block, view[index.at_most.block]);
   return [blockShown, index.block_ranges.find((r) => r.first <= blockShown && blockShown <= r.last)];
 }
 
