@@ -67,7 +67,7 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text, lea
     if sent is None or sent[0] != built_for:
         ensure(look, lang, FIGURES, in_focus)  # before the data: the browser reads them at once
         data = mount_data(controls, dict(opened_on), t, look.projector, bundle_url(look, lang), PLOTLY_URL,
-                          why_href=geometry_link(lang), lead=lead, ahead=DRAW_AHEAD)
+                          why_href=geometry_link(lang), lead=lead, ahead=DRAW_AHEAD, phone=look.phone)
         sent = built_for, json.dumps(data, allow_nan=False, ensure_ascii=False).encode()  # resent: a reference
         st.session_state[MOUNTED] = sent
     # The page reads the reported view at its next run (reported_view); Streamlit keeps a state
