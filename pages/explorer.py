@@ -36,10 +36,11 @@ def switched(state: ExplorerState, instant: list[Control], for_download: dict) -
 
 projector = st.session_state.get("projector_on", False)
 if not projector:
-    st.title(t("explorer.title"))
-    caption = st.empty()
-    with st.container(key="phone_hint"):  # shown at phone width only (APP_CSS)
-        st.caption(t("explorer.phone_hint"))
+    with st.container(key="explorer_head"):  # (the title and the sentence close together: DESKTOP_CSS)
+        st.title(t("explorer.title"))
+        caption = st.empty()
+        with st.container(key="phone_hint"):  # shown at phone width only (APP_CSS)
+            st.caption(t("explorer.phone_hint"))
 state, instant = explorer_controls(t, projector)
 if not projector:
     caption.caption(sentence_caption(state.example, t))

@@ -1,6 +1,8 @@
 """Real model: switch the residual connections or the LayerNorms off inside a trained Transformer
 (all-MiniLM-L6-v2) and watch its tokens and its meaning."""
 
+from functools import partial
+
 import streamlit as st
 
 from blockstab.ablations import INCIDENT, PARAPHRASE, UNRELATED
@@ -35,8 +37,15 @@ if isinstance(model, ModelUnavailable):
 sentence, ablation = real_controls(t)
 comparison = real_comparison(sentence, ablation)
 layers, meaning, projection = real_figures(sentence, ablation, t.lang, projector, on_phone())
-st.info(verdict_text(comparison, t), icon=":material/insights:")
+verdict = partial(st.info, verdict_text(comparison, t), icon=":material/insights:")
+# On a desktop the verdict follows the first chart, so that a laptop's first screen holds the chart (issue #50);
+# in projector mode and on a phone (its panels one under another, a long way down) it leads.
+desktop = not projector and not on_phone()
+if not desktop:
+    verdict()
 chart(layers, t, "real_layers", layers_description(comparison, t))
+if desktop:
+    verdict()
 st.caption(t("real.tokens", count=len(comparison.tokens)) + " " + markdown_text(" ".join(comparison.tokens)))
 chart(meaning, t, "real_meaning", meaning_description(comparison, t))
 st.caption(t("real.meaning_note", incident=markdown_text(INCIDENT), paraphrase=markdown_text(PARAPHRASE),

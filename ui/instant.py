@@ -19,9 +19,11 @@ PLOT_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": Tru
 
 
 def mount_data(controls: list[Control] | tuple[Control, ...], view: dict, t: Text, projector: bool, bundle: str,
-               plotly: str, why_href: str | None = None, lead: int | None = None, ahead: bool = True) -> dict:
+               plotly: str, why_href: str | None = None, lead: int | None = None, ahead: bool = True,
+               phone: bool = False) -> dict:
     """The component's data: ``controls`` drawn in the browser, opened on ``view``, reading the bundle
-    at ``bundle`` (a prefix: then a part's name and ``.js``) and Plotly.js at ``plotly``. ``why_href``
+    at ``bundle`` (a prefix: then a part's name and ``.js``) and Plotly.js at ``plotly``; on a desktop
+    (neither ``projector`` nor ``phone``) the verdict's detail is behind a disclosure. ``why_href``
     links LayerNorm's 2-D note to the geometry page (none in the take-home folder). ``lead``: a view the
     server leads (a live class's), taken by a mounted Explorer each time ``lead`` changes. ``ahead``: in
     idle time the browser draws the views a student most likely asks for next."""
@@ -34,6 +36,7 @@ def mount_data(controls: list[Control] | tuple[Control, ...], view: dict, t: Tex
                   "layernorm_2d": t("explorer.layernorm_2d_short") if projector else t("explorer.layernorm_2d"),
                   "why_link": t("explorer.why_link") if why_href else None, "why_href": why_href,
                   "rmsnorm_note": t("explorer.rmsnorm_note"), "course_match": t("explorer.course_match"),
+                  "verdict_more": t("explorer.verdict_more"),  # (the disclosure of the verdict's detail)
                   # the charts in words ("waiting": while a block range is on its way)
                   "skip": t("keys.skip"), "describe": t("describe.show"), "waiting": t("describe.waiting"),
                   # after a change, in the live region: "{control}: {value}. {headline}"
@@ -41,8 +44,9 @@ def mount_data(controls: list[Control] | tuple[Control, ...], view: dict, t: Tex
                   # by depth: a stack shallower than the block in focus shows its last block
                   "block_clamped": [t("explorer.block_clamped", depth=n) for n in range(1, MAX_EXPLORER_DEPTH + 1)]},
         "projector": projector,
+        "phone": phone,
         "config": {**PLOT_CONFIG, **plotly_locale(t)},  # (its toolbar in the page's language)
-        "controls_for": f"{t.lang}-{projector}-{','.join(c.key for c in controls)}",  # redrawn on a change
+        "controls_for": f"{t.lang}-{projector}-{phone}-{','.join(c.key for c in controls)}",  # redrawn on a change
         "view": view,
         "lead": lead,
         "ahead": ahead,

@@ -47,7 +47,7 @@ def take_home_files(state: ExplorerState, lang: str, part: Callable[[str], str])
     t = Text(lang)
     controls = [c for c in CONTROLS if c.instant]
     data = mount_data(controls, {c.key: getattr(state, c.key) for c in controls}, t, state.projector,
-                      bundle="bundle/", plotly="plotly.min.js")
+                      bundle="bundle/", plotly="plotly.min.js", phone=state.phone)
     source = explorer_script()
     if source.count(MODULE_EXPORT) != 1:
         raise RuntimeError("ui/explorer/main.js must export instantExplorer once")

@@ -85,6 +85,21 @@ h2, h3 { font-size: 1.5rem !important; }
 .modebar-container { display: none !important; }
 </style>"""
 
+# Outside projector mode, wider than a phone: a laptop's first screen holds a page's first figure
+# (issue #50). The page starts near the top (Streamlit leaves 6rem above it, under a header that is
+# empty while the sidebar is open: see-through here, and clicked through but on its own buttons), its
+# title takes one compact line, and the Explorer's title and sentence sit close together.
+DESKTOP_CSS = """<style>
+@media (min-width: 641px) {
+  [data-testid="stMainBlockContainer"] { padding-top: 1.25rem; }
+  [data-testid="stHeader"] { background: transparent; pointer-events: none; }
+  [data-testid="stHeader"] button, [data-testid="stHeader"] a { pointer-events: auto; }
+  [data-testid="stMain"] h1 { font-size: 1.6rem !important; padding: 0 0 1.2rem 0 !important;
+                              line-height: 1.25 !important; }  /* (under it, Streamlit's margin of -1rem) */
+  .st-key-explorer_head { gap: 0.25rem; }
+}
+</style>"""
+
 # The page's language, for a screen reader's voice (Streamlit's page says "en"); a Markdown table,
 # which scrolls sideways on a phone, focusable so that a keyboard can scroll it; Plotly's SVGs out of
 # the accessibility tree (a chart is named by its description: its tick labels would be read beside
@@ -167,7 +182,7 @@ def app_chrome(t: Text) -> bool:
         with st.expander(t("keys.title"), icon=":material/keyboard:"):
             st.markdown(t("keys.body"))
         st.html(PAGE_SCRIPT.replace("LANG", LANG_TAGS[t.lang]), unsafe_allow_javascript=True)
-    st.html(APP_CSS + (PROJECTOR_CSS if projector else ""))
+    st.html(APP_CSS + (PROJECTOR_CSS if projector else DESKTOP_CSS))
     return projector
 
 

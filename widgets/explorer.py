@@ -80,7 +80,7 @@ def instant_explorer(state: ExplorerState, controls: list[Control], t: Text, lea
     if sent is None or sent.built_for() != (look, lang, tuple(controls), opened_on, lead):
         ensure(look, lang, FIGURES, in_focus)  # before the data: the browser reads them at once
         data = mount_data(controls, dict(opened_on), t, look.projector, bundle_url(look, lang), PLOTLY_URL,
-                          why_href=geometry_link(lang), lead=lead, ahead=DRAW_AHEAD)
+                          why_href=geometry_link(lang), lead=lead, ahead=DRAW_AHEAD, phone=look.phone)
         sent = Mounted(look, lang, tuple(controls), opened_on, lead,
                        json.dumps(data, allow_nan=False, ensure_ascii=False).encode())
         st.session_state[MOUNTED] = sent

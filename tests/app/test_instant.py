@@ -189,8 +189,8 @@ def test_the_component_is_sent_no_figure_only_where_its_bundle_is(query):
     at = run_app(**query)
     data = component_data(at)
     assert figures_in(data) == 0 and len(at.get("bidi_component")[0].proto.bytes) < 20_000
-    assert set(data) == {"bundle", "plotly", "controls", "texts", "projector", "config", "controls_for", "view", "lead",
-                         "ahead"}
+    assert set(data) == {"bundle", "plotly", "controls", "texts", "projector", "phone", "config", "controls_for",
+                         "view", "lead", "ahead"}
     assert data["lead"] is None  # the Explorer's own view: the browser leads it
     assert data["ahead"] is DRAW_AHEAD is True  # (the app's default: it draws ahead in idle time)
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block
 
 from blockstab.block import STAGES
 from blockstab.lesson import COURSE_TABLE
@@ -380,8 +381,9 @@ def test_a_toggle_value_with_spaces_is_reported_not_dropped_silently():
 def test_the_new_session_line_moves_no_element_of_the_page():
     """A page back on a new session (server/resume.py) says so in one line, in a slot every run has: the
     page's elements keep their places, so the browser does not redraw (blank) them while the run goes on."""
-    def places(at: AppTest) -> dict[str, int]:
-        return {str(e.value): n for n, e in enumerate(at.main.children.values()) if e.type == "title"}
+    def places(at: AppTest) -> dict[str, int]:  # each title's place: the page's element that is or holds it
+        return {str(title.value): n for n, e in enumerate(at.main.children.values())
+                for title in ([e] if e.type == "title" else e.get("title") if isinstance(e, Block) else [])}
 
     plain = run_app(lang="en")
     resumed = AppTest.from_file(str(APP), default_timeout=60)

@@ -1,14 +1,16 @@
 """Every page as a person sees it, in real Chromium: at projector size (projector mode, 1280×720), on a
-desktop (1280×720, then 1024×768) and on a 390 px phone, in both languages, each pair of those at least
-once a run (``support.matrix``; the full product with ``bash scripts/test.sh --full-matrix``).
+desktop (1280×720, then 1366×768 and 1024×768) and on a 390 px phone, in both languages, each pair of those
+at least once a run (``support.matrix``; the full product with ``bash scripts/test.sh --full-matrix``).
 
 One load of a page serves every check of it (issue #47): the link opens the page it names in the
 browser's language, which the app writes back to the URL; no request leaves the app; no text is cut
 off (by its chart's edge, the screen's, or an ellipsis); the page declares its language and axe-core
 finds no WCAG 2.1 A or AA violation; each chart is named by its description in words, and its text
 is at AA contrast; at projector size no chart title lies on another and the Explorer's figures fit
-the screen; on a phone tables scroll in their own box; the Explorer's planes are wide enough to read
-and draw the engine's numbers; the Explorer's and the tour's accessibility trees are the ones reviewed."""
+the screen; on a laptop's first screen the Explorer's planes, controls and verdict's headline, the Real
+model's first chart and the Depth lab's first panel row are whole (:data:`FIRST_SCREEN`); on a phone
+tables scroll in their own box; the Explorer's planes are wide enough to read and draw the engine's
+numbers; the Explorer's and the tour's accessibility trees are the ones reviewed."""
 
 import os
 import re
@@ -34,7 +36,10 @@ from support.browser import (
 )
 from support.matrix import missing_pairs, pairwise, rows
 from ui.controls import BY_KEY, CONTROLS, ExplorerState
+from ui.examples import plain_text
 from ui.text import LANG_TAGS, PLOTLY_WORDS, Text
+from ui.verdicts import verdict_sentences
+from ui.views import explore
 
 pytestmark = pytest.mark.browser
 
@@ -45,7 +50,7 @@ NO_CHARTS = ("/lab", "/teach", "/practice", "/class", "/join")  # (no chart draw
 OWN = ("/join",)  # a page of the app's own, not Streamlit's: a class's student page, here asking for its code
 # Each size's window: opened at its first size, then resized to the others as a user drags its edge (its
 # layout depends only on the viewport: the server tells a phone from its User-Agent, projector mode from the link).
-SIZES = {"projector": [(1280, 720)], "desktop": [(1280, 720), (1024, 768)], "phone": [(390, 844)]}
+SIZES = {"projector": [(1280, 720)], "desktop": [(1280, 720), (1366, 768), (1024, 768)], "phone": [(390, 844)]}
 LANGS = {"en": "en-US", "zh": "zh-CN"}
 MATRIX = rows(PAGES, tuple(SIZES), tuple(LANGS))
 # The accessibility tree a screen reader walks, reviewed and committed (tests/browser/snapshots/): title,
@@ -55,6 +60,16 @@ SNAPSHOT_DIR = Path(__file__).with_name("snapshots")
 # Where chart titles crowd at projector size: the readouts' six panels, and the tour's narrow column.
 TITLED = ("/", "/walk?step=8")
 FITS = ("/", "/?norm_kind=layernorm")  # projector mode's promise: the block and depth figures on the screen
+# Outside projector mode, what a laptop's first screen shows whole, before any scroll (issue #50): by page,
+# the window sizes and each named part's place on the page ("first panel row": of its first chart).
+EXPLORER_FIRST = {"the block view": ".instant-place-block .js-plotly-plot",
+                  "the depth view": ".instant-place-depth .js-plotly-plot",
+                  "the switches and the depth slider": ".instant-controls",
+                  "the verdict's headline": ".instant-headline"}
+FIRST_SCREEN = {"/": ({(1366, 768), (1280, 720)}, EXPLORER_FIRST),
+                "/explore": ({(1366, 768), (1280, 720)}, EXPLORER_FIRST),
+                "/real": ({(1366, 768)}, {"the first chart": ".js-plotly-plot"}),
+                "/lab": ({(1366, 768)}, {"the first panel row": "first panel row"})}
 
 # Every piece of text that is cut: chart text outside its chart's box, any text past the right edge
 # of the screen (unless it sits in a box that scrolls sideways, as tables do on a phone), and
@@ -127,6 +142,24 @@ FIT = """() => { const box = e => { const r = e.getBoundingClientRect(); return 
           planes: [...document.querySelectorAll('.js-plotly-plot')].map(gd =>
             Math.round(gd.querySelector('.nsewdrag')?.getBoundingClientRect().width ?? 0))}; }"""
 
+# The share (%) of each named part's box inside the window: a part is a selector's first element, or the
+# first chart's first panel row (from the chart's top to its first row's x-axis titles).
+SHOWN_SHARES = """(parts) => {
+  const rowBox = () => {
+    const gd = document.querySelector('.js-plotly-plot'), plots = [...gd.querySelectorAll('.nsewdrag[data-subplot]')];
+    const top = Math.min(...plots.map(p => p.getBoundingClientRect().top));
+    const row = plots.filter(p => p.getBoundingClientRect().top - top < 1);
+    const titles = row.map(p => gd.querySelector(`.g-${p.dataset.subplot.split('y')[0]}title`));
+    const box = gd.getBoundingClientRect();
+    return {left: box.left, right: box.right, top: box.top,
+            bottom: Math.max(...[...row, ...titles].map(e => e.getBoundingClientRect().bottom))};
+  };
+  const share = b => Math.round(100 * Math.max(0, Math.min(b.right, innerWidth) - Math.max(b.left, 0))
+    * Math.max(0, Math.min(b.bottom, innerHeight) - Math.max(b.top, 0)) / ((b.right - b.left) * (b.bottom - b.top)));
+  return Object.fromEntries(Object.entries(parts).map(([name, where]) =>
+    [name, share(where === 'first panel row' ? rowBox() : document.querySelector(where).getBoundingClientRect())]));
+}"""
+
 TABLES = "[data-testid=stMarkdownContainer] table, .instant-numbers table"  # Markdown's, the Explorer's numbers
 # Table cells whose text took more than two lines (a vector or a Chinese word broken over lines).
 WRAPPED_CELLS = f"""() => [...document.querySelectorAll('{TABLES.replace(" table", " td")}')]
@@ -141,6 +174,19 @@ def explorer_state(path: str, size: str) -> ExplorerState | None:
         return None
     values = {k: BY_KEY[k].parse(v) for k, v in parse_qsl(query) if k in {c.key for c in CONTROLS}}
     return ExplorerState(**values, projector=size == "projector", phone=size == "phone")
+
+
+def assert_first_screen(page, path: str, width: int, height: int) -> None:
+    """What :data:`FIRST_SCREEN` names for the page at this window size is whole in the window, before any
+    scroll. Measured before issue #50 (main at 755becd, the sidebar open, the share of each box in the
+    window): the Explorer's block view 50 % (en) and 60 % (zh) at 1366×768, 24 % and 46 % at 1280×720
+    (its depth view 59 / 71 % and 29 / 54 %; its controls and verdict were whole); the Real model's first
+    chart 35 % at 1366×768 in both languages; the Depth lab's first panel row 89 % (en) and 100 % (zh),
+    its whole chart 46 %."""
+    sizes, parts = FIRST_SCREEN.get(urlsplit(path).path, ((), {}))
+    if (width, height) in sizes:
+        page.wait_for_selector(".js-plotly-plot")  # (the Depth lab's: drawn once its runs are in)
+        assert page.evaluate(SHOWN_SHARES, parts) == dict.fromkeys(parts, 100), f"at {width}x{height}"
 
 
 def test_the_matrix_holds_every_pair_and_every_route():
@@ -207,6 +253,8 @@ def test_a_page_as_a_person_sees_it(new_page, app_url, path, size, lang):
                     for b, *box_b in boxes[i + 1:]:
                         assert (box_a[2] <= box_b[0] + 1 or box_b[2] <= box_a[0] + 1 or box_a[3] <= box_b[1] + 1
                                 or box_b[3] <= box_a[1] + 1), (a, b)
+        if size == "desktop":
+            assert_first_screen(page, path, width, height)
         if size == "phone":  # a table scrolls in its own box, and no cell breaks a vector or a word
             assert page.evaluate(f"() => [...document.querySelectorAll('{TABLES}')].every(t => "
                                  "t.getBoundingClientRect().right <= innerWidth)")
@@ -220,4 +268,7 @@ def test_a_page_as_a_person_sees_it(new_page, app_url, path, size, lang):
                 for left, top, right, bottom in fit["charts"][:2]:
                     assert left >= 0 and top >= 0 and right <= fit["width"] and bottom <= fit["height"], fit
             assert_shows(page, state, lang)
+            if size == "desktop":  # the verdict's first sentence, the engine's, above its disclosure
+                assert page.inner_text(".instant-headline") == plain_text(verdict_sentences(state, explore(state),
+                                                                                            t)[0])
     assert elsewhere == []  # every request to the app's own server: it works on a LAN with no internet

@@ -11,7 +11,7 @@ import pytest
 from benchmarks.local_server import PHONE_USER_AGENT
 from blockstab.lesson import ACTION_TOKEN
 from blockstab.readouts import angle_degrees, readouts, token_groups
-from support.browser import VERDICT, assert_healthy, depth_chart_index, open_app, set_depth, shot
+from support.browser import assert_healthy, depth_chart_index, explorer_verdict, open_app, set_depth, shot
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.verdicts import OWN_DIRECTION, verdict
@@ -44,7 +44,7 @@ def test_default_verdict_counts_tokens_and_agrees_with_the_trace(new_page, app_u
     page = new_page(locale=locale)
     open_app(page, f"{app_url}/?lang={lang}")
     assert_healthy(page)
-    shown = page.inner_text(VERDICT).strip()
+    shown = explorer_verdict(page, lang)
     state = ExplorerState()
     result = explore(state)
     assert shown == verdict(state, result, Text(lang)).replace("*", "")

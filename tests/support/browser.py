@@ -165,6 +165,19 @@ def verdict_text(page) -> str:
     return page.inner_text(VERDICT).strip()
 
 
+# The Explorer's verdict in its parts: on a desktop its headline and the rest behind the disclosure (read
+# closed), else the whole box.
+VERDICT_PARTS = """() => { const box = document.querySelector('.instant-verdict');
+  const more = box.querySelector('.instant-more');
+  return more ? [box.querySelector('.instant-headline').textContent, more.querySelector('p').textContent]
+              : [box.textContent]; }"""
+
+
+def explorer_verdict(page, lang: str) -> str:
+    """The Explorer's whole verdict as the page says it (a desktop's headline and the rest it discloses)."""
+    return Text(lang).sentences([part for part in page.evaluate(VERDICT_PARTS) if part])
+
+
 def assert_same_points(drawn: list[dict], fig) -> None:
     assert [d["name"] for d in drawn] == [tr.name for tr in fig.data]
     for d, tr in zip(drawn, fig.data, strict=True):
@@ -229,7 +242,8 @@ NUMBERS = """() => { const part = document.querySelector('.instant-numbers');
 def assert_shows(page, state: ExplorerState, lang: str = "en") -> None:
     """The three charts draw what the view functions draw for ``state`` and are named by its
     descriptions, the verdict is its own (in projector mode the compact one, with LayerNorm's 2-D caveat
-    in its box) and the numbers table is its block's."""
+    in its box; on a desktop its headline, and the rest behind a disclosure) and the numbers table is its
+    block's."""
     t, result = Text(lang), explore(state)
     inside = figure_state("block", state)
     assert page.evaluate(NUMBERS) == {"title": t("explorer.numbers", block=state.shown_block),
@@ -246,7 +260,7 @@ def assert_shows(page, state: ExplorerState, lang: str = "en") -> None:
     note = setting_note(state)
     if state.projector and note and note["projector"] == "caveat":  # (projector mode's words for it)
         said += " " + t("explorer.layernorm_2d_short")
-    assert page.inner_text(VERDICT).strip() == said
+    assert explorer_verdict(page, lang) == said
     assert page.evaluate(CHART_NAMES) == [block_description(inside, explore(inside), t),
                                           depth_description(state, result, t), readouts_description(state, result, t)]
 

@@ -89,8 +89,8 @@ class Control:
 def shown(at: AppTest) -> dict:
     """What a browser shows for the page's view: the three figures (Plotly's JSON; the block view
     once its block range is built), the verdict, whether block 1 matches the course, the
-    notes under the verdict (in projector mode the LayerNorm caveat is in the verdict's box
-    instead) and the numbers table (its title, columns and rows of cells; ``None`` while its range
+    notes (under the verdict, on a desktop under the figures; in projector mode the LayerNorm caveat is
+    in the verdict's box instead) and the numbers table (its title, columns and rows of cells; ``None`` while its range
     is not built)."""
     data = component_data(at)
     now = view(at)

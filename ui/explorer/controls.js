@@ -80,11 +80,39 @@ export function build(root, data, mount) {
   right.append(figures.depth, described.depth);
   pair.append(left, right);
   const numbers = element("section", { class: "instant-numbers" });
-  mount.parts = { verdict: element("p", { class: "instant-verdict" }), notes: element("div", { class: "instant-notes" }),
-                  course, figures, described, numbers,
+  const desktop = !data.projector && !data.phone;
+  const [verdict, more] = verdictBox(data.texts, desktop);
+  const notes = element("div", { class: "instant-notes" });
+  mount.parts = { verdict, more, notes, course, figures, described, numbers,
                   announced: element("p", { class: "instant-announced", role: "status" }) }; // (draw.js announce)
-  root.append(skip, controls, mount.parts.verdict, mount.parts.notes, pair, figures.readouts, described.readouts, numbers,
-              mount.parts.announced);
+  // On a desktop the notes go under the figures, so that a laptop's first screen holds both planes.
+  root.append(skip, controls, verdict, ...(desktop ? [pair, notes] : [notes, pair]), figures.readouts,
+              described.readouts, numbers, mount.parts.announced);
+}
+
+// The verdict's box and its disclosure: on a desktop the headline, the rest of the verdict behind a
+// disclosure (so that both planes fit a laptop's first screen); in projector mode and on a phone the
+// whole verdict, and no disclosure.
+function verdictBox(texts, desktop) {
+  if (!desktop) return [element("p", { class: "instant-verdict" }), null];
+  const more = element("details", { class: "instant-more" });
+  more.append(element("summary", {}, texts.verdict_more), element("p"));
+  const box = element("div", { class: "instant-verdict" });
+  box.append(element("p", { class: "instant-headline" }), " ", more);
+  return [box, more];
+}
+
+// The verdict in its box: the whole, or the headline with the rest in the disclosure (hidden when the
+// headline is all of it). The bundle's verdict begins with its headline (ui/bundle.py, tested).
+export function showVerdict(parts, verdict, headline) {
+  if (!parts.more) {
+    parts.verdict.textContent = verdict;
+    return;
+  }
+  const rest = verdict.slice(headline.length).trim();
+  parts.verdict.firstChild.textContent = headline;
+  parts.more.lastChild.textContent = rest;
+  parts.more.hidden = !rest;
 }
 
 // The block's numbers (ui/views/tables.py stage_rows, sent with its block view) as a table: every
@@ -107,11 +135,10 @@ export function numbersTable(part, title, numbers) {
   part.shows = numbers;
 }
 
-// What the verdict's box ends with and the notes under it: LayerNorm's 2-D warning and its link (in
-// projector mode, with no room for them, its short caveat ends the verdict's box, so the figures stay
-// on the screen), RMSNorm's note, and the block shown when the stack is shallower than the one in focus.
-// The setting's note (the bundle's index says which, and where: ui/bundle.py setting_note), and the note that a
-// stack shallower than the block in focus shows its last block.
+// What the verdict's box ends with and the notes (under it; on a desktop under the figures): the setting's
+// note (the bundle's index says which, and where: ui/bundle.py setting_note; in projector mode, with no room,
+// a short caveat ends the verdict's box, so the figures stay on the screen), and the note that a stack
+// shallower than the block in focus shows its last block.
 export function notes(parts, data, view, note, blockShown) {
   const texts = data.texts;
   const lines = [];

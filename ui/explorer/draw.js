@@ -1,7 +1,7 @@
 // Drawing a view with Plotly.js: the charts kept (going back to a view drawn is a swap), the verdict,
 // the notes and the numbers table, and the views a student most likely asks for next, drawn ahead.
 
-import { element, notes, numbersTable } from "./controls.js";
+import { element, notes, numbersTable, showVerdict } from "./controls.js";
 import { applyCut, merge, nextViews, select } from "./select.js";
 import { awaitRange, holdRange, loadPlotly } from "./store.js";
 const CHARTS_KEPT = 8; // drawn charts kept per place, the most recently shown first
@@ -74,7 +74,7 @@ export async function draw(mount, data) {
     const gd = source[0] && chartFor(mount, name, source);
     if (gd) fresh.push([gd, source]);
   }
-  mount.parts.verdict.textContent = verdict;
+  showVerdict(mount.parts, verdict, headline);
   announce(mount, data, headline);
   for (const [name, place] of Object.entries(mount.parts.figures)) { // each chart in words: its name, and under it
     place.setAttribute("aria-label", descriptions[name] ?? data.texts.waiting);

@@ -79,6 +79,7 @@ export default function instantExplorer({ data: bytes, parentElement, setStateVa
   };
   if (before === data) return unmount; // a report-back rerun: nothing new to show
   mount.root.classList.toggle("instant-projector", data.projector);
+  mount.root.classList.toggle("instant-desktop", !data.projector && !data.phone);
   if (!before || before.controls_for !== data.controls_for) {
     build(mount.root, data, mount);
     forget(mount);

@@ -188,7 +188,8 @@ async function explorer(view, here) {
       place);
   }
   const mount = { ...(await file(`explorer-${lang}-${view.free ? "free" : "follow"}.json`)),
-    view: state.view, lead: view.free ? null : state.version, plotly: `${data.files}plotly-basic.min.js`,
+    view: state.view, lead: view.free ? null : state.version, phone: data.look === "phone",
+    plotly: `${data.files}plotly-basic.min.js`,
     bundle: `${data.files}bundle/${data.look}-${view.scenario}-${lang}/` };
   instantExplorer({ data: new TextEncoder().encode(JSON.stringify(mount)), parentElement: place,
     setStateValue: () => {} });

@@ -43,9 +43,11 @@ def text_colour(colour: str) -> str:
 
 
 def style(state: ExplorerState) -> dict:
+    """Font, line and marker sizes and a figure's height: bigger in projector mode; on a desktop a figure is
+    450 px high, so that a 1280×720 screen holds the Explorer's planes under its controls and verdict."""
     big = state.projector
     return {"font": 20 if big else 14, "line": 5 if big else 3, "marker": 16 if big else 10,
-            "height": 420 if big else 480}
+            "height": 420 if big else 480 if state.phone else 450}
 
 
 def wrap(text: str, width: int = LINE_WIDTH) -> str:
