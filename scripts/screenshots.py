@@ -99,11 +99,11 @@ def class_picture(browser, base: str) -> None:
 
 
 def side_by_side(projector: Image.Image, phone: Image.Image) -> Image.Image:
-    """The projector's screen beside the phone's on a light ground, their bottoms aligned."""
+    """The projector's screen beside the phone's on a light ground, their middles level."""
     height = max(projector.height, phone.height) + 2 * MARGIN
     picture = Image.new("RGB", (projector.width + phone.width + 3 * MARGIN, height), GROUND)
-    picture.paste(projector, (MARGIN, height - MARGIN - projector.height))
-    picture.paste(phone, (projector.width + 2 * MARGIN, height - MARGIN - phone.height))
+    picture.paste(projector, (MARGIN, (height - projector.height) // 2))
+    picture.paste(phone, (projector.width + 2 * MARGIN, (height - phone.height) // 2))
     return picture
 
 
