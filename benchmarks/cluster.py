@@ -25,25 +25,21 @@ join limits raised, as every session here comes from 127.0.0.1; stopped with SIG
    p95 (input to first chart changed, and to the report-back's last frame), and the CPU of each replica,
    HAProxy, Redis, Chromium and this process. The ratio 2-replica/1-replica
    of the server p95 is reported at each size.
-2. **The kill test.** A fresh 2-replica cluster: a teacher (a scripted session, on replica 2) starts a
-   live class; on replica 1 (pinned by its affinity cookie) ``--kill-sessions`` (20) sessions: half are
-   students of the class, half Explorer sessions opened from a link with a view in it (every other one
-   then moved the depth one step, as a student who used it; the others only opened their link); a few
-   students more on replica 2. Of the 20, ``--kill-browser-pages`` (4) are Chromium pages, which
+2. **The kill test.** A fresh 2-replica cluster: on replica 1 (pinned by its affinity cookie)
+   ``--kill-sessions`` (20) Explorer sessions opened from a link with a view in it (every other one
+   then moved the depth one step, as a student who used it; the others only opened their link). Of the
+   20, ``--kill-browser-pages`` (4) are Chromium pages, which
    reconnect with Streamlit's own frontend; the rest are scripted sessions that mimic that frontend's
    reconnect as Streamlit 1.67's code does it (wait 250-500 ms, ping /_stcore/health and host-config
    with the cookie, backing off; open a new WebSocket with the cookie HAProxy gave back; ask for a run of
    the page with the old widget values only when the frontend would: a page whose last run was a
-   fragment's, or that polls; a student's page asks when its poll of the class's version is answered by
-   another process, ``ui/follow.js``). The students answer a question; replica 1 is SIGKILLed. Per affected
+   fragment's). Replica 1 is SIGKILLed. Per affected
    session: the time from the kill to its new WebSocket being open on replica 2, and to the first run
-   there having finished with the "new session" line and the view of its URL (an Explorer: the same URL
-   and the instant Explorer's view equal to it; a student: the class's question with its own answer
-   chosen). A page that asks for no run on reconnecting is back when its socket is; its next touch is then
-   checked (said "new session", shows its URL's view, kept the touch). Then every student of replica 1
-   answers again (half the same choice, half another), and the class's record in Redis
-   (server.class_store.RedisStore) and the teacher's count are compared with what was sent: answers lost,
-   answers counted twice. Target: recovery p95 <= 10 s, 0 and 0.
+   there having finished with the "new session" line and the view of its URL (the same URL
+   and the instant Explorer's view equal to it). A page that asks for no run on reconnecting is back when its
+   socket is; its next touch is then
+   checked (said "new session", shows its URL's view, kept the touch). Target: recovery p95 <= 10 s. (A live
+   class on the cluster, its students on the light page of /join: ``benchmarks/live_class.py --cluster``.)
 3. ``--json PATH`` writes every number; a summary is printed.
 
 The machine has 2 cores, shared by the replicas, HAProxy, Redis, Chromium and the scripted sessions of
@@ -77,10 +73,7 @@ import websockets
 from benchmarks import classroom_load, live_class, local_server
 from benchmarks import harness as h
 from benchmarks.local_server import free_port
-from benchmarks.protocol_client import FINISHED_OK, INSTANT, ProtocolSession
-from server.class_store import RedisStore
-from ui.lessons import QUESTIONS
-from ui.live_class import counts
+from benchmarks.protocol_client import INSTANT, ProtocolSession
 
 COOKIE = "BLOCKSTAB_REPLICA"
 LINE = re.compile(r"replica (\d+) pid (\d+) port (\d+)")
@@ -527,7 +520,7 @@ async def ping(session: ProtocolSession, rng: random.Random, deadline: float) ->
 async def protocol_back(session, killed_at: float, rng: random.Random) -> dict:
     """A scripted session after its replica died, reconnecting as Streamlit's frontend does: when its socket
     closed, when the new one opened (and on which replica), when the run it asks for finished, and whether
-    that run showed the new-session line and the URL's view (a student: its own answer chosen)."""
+    that run showed the new-session line and the URL's view."""
     out = {"kind": "protocol", "role": session.role, "url_before": session.query}
     deadline = time.monotonic() + RECOVER_S
     with contextlib.suppress(TimeoutError):
@@ -549,26 +542,20 @@ async def protocol_back(session, killed_at: float, rng: random.Random) -> dict:
     else:
         return out | {"error": "no socket"}
     out["asked_for_a_run"] = would_run
-    follows = session.follower is not None  # a live class's student: its poll reaches the live process, which asks
-    if not (would_run or follows):
+    if not would_run:
         out["back_s"] = out["socket_s"]  # the page keeps showing its view; the next touch runs it whole
         return out
     session.elements, session.element_fragments = [], []
     try:
-        timeout = max(1.0, deadline - time.monotonic())
-        if would_run:
-            await session.rerun(timeout=timeout)
-        elif (status := await session.next_run(timeout)) not in FINISHED_OK:
-            raise RuntimeError(f"script finished with status {status}")
+        await session.rerun(timeout=max(1.0, deadline - time.monotonic()))
     except Exception as error:  # noqa: BLE001 - counted
         return out | {"error": f"{type(error).__name__}: {error}"[:200]}
     out["back_s"] = time.time() - killed_at
     alerts = [e.alert.body for e in session.finished_elements if e.WhichOneof("type") == "alert"]
     out["said_new_session"] = NEW_SESSION in alerts
     out["same_url"] = dict(parse_qsl(session.query)) == dict(parse_qsl(out["url_before"]))
-    if session.role == "explorer":
-        view = json.loads(session.component_bytes or b"{}").get("view")
-        out["view_restored"] = out["same_url"] and view_matches(session.query, view)
+    view = json.loads(session.component_bytes or b"{}").get("view")
+    out["view_restored"] = out["same_url"] and view_matches(session.query, view)
     return out
 
 
@@ -610,11 +597,11 @@ SAME_CHARTS = (f"before => {{ const now = ({CHARTS})(); return now.length === be
 
 async def browser_back(session, killed_at: float, watching: asyncio.Future) -> dict:
     """A Chromium page after its replica died: when its new WebSocket opened, when the page showed the new
-    session's line with the script idle (an Explorer: and the charts it drew before the kill); what it shows
-    then (its URL, a student's answer). An Explorer page whose last run was the whole page asks for no run on
+    session's line with the script idle and the charts it drew before the kill; what it shows
+    then (its URL). An Explorer page whose last run was the whole page asks for no run on
     reconnecting (Streamlit's frontend): it is back when its socket is."""
     out = {"kind": "browser", "role": session.role, "url_before": session.url_before,
-           "asked_for_a_run": session.role == "student" or session.touched}
+           "asked_for_a_run": session.touched}
     page = session.page
     if out["asked_for_a_run"]:
         try:
@@ -635,17 +622,13 @@ async def browser_back(session, killed_at: float, watching: asyncio.Future) -> d
     out["replica_after"] = replica_of(f"{COOKIE}={cookie}")
     out["said_new_session"] = out["asked_for_a_run"] and "error" not in out
     out["same_url"] = page.url.split("#", 1)[0] == session.url_before
-    if session.role == "explorer":
-        try:
-            done = await page.wait_for_function(SAME_CHARTS, arg=session.charts_before, timeout=20_000, polling=100)
-            out["view_restored"] = out["same_url"]
-            if "back_s" in out:
-                out["back_s"] = max(out["back_s"], await done.json_value() / 1000 - killed_at)
-        except Exception:  # noqa: BLE001 - other charts than before, or none: counted
-            out["view_restored"] = False
-    else:
-        with contextlib.suppress(Exception):
-            out["answer_shown"] = await page.get_by_label(session.choice_label, exact=True).is_checked(timeout=5000)
+    try:
+        done = await page.wait_for_function(SAME_CHARTS, arg=session.charts_before, timeout=20_000, polling=100)
+        out["view_restored"] = out["same_url"]
+        if "back_s" in out:
+            out["back_s"] = max(out["back_s"], await done.json_value() / 1000 - killed_at)
+    except Exception:  # noqa: BLE001 - other charts than before, or none: counted
+        out["view_restored"] = False
     out["exceptions_shown"] = await page.locator(h.EXCEPTION).count()
     return out
 
@@ -700,52 +683,28 @@ async def next_touch(session) -> dict:
 
 
 async def kill_test(browser, args, logs: Path) -> dict:
-    """A live class and Explorer sessions on replica 1 of 2, replica 1 SIGKILLed: each session's recovery, and
-    the class's answers against what was sent."""
+    """Explorer sessions on replica 1 of 2, replica 1 SIGKILLed: each session's recovery."""
     rng = random.Random(args.seed)
     killed, live = 1, 2
     with cluster(2, logs, "kill") as running:
         await warm(running)
         port, pinned = running.port, Pinned(browser, running.base, killed)
-        teacher = live_class.Teacher(port)
-        teacher.headers["Cookie"] = f"{COOKIE}=r{live}"
-        code = await teacher.start()
-        n_students = args.kill_sessions // 2
-        browser_students = args.kill_browser_pages // 2
-        browser_explorers = args.kill_browser_pages - browser_students
-        students: list = [live_class.BrowserStudent(pinned, running.base, code) for _ in range(browser_students)]
-        students += [live_class.ProtocolStudent(port, code) for _ in range(n_students - browser_students)]
-        elsewhere = [live_class.ProtocolStudent(port, code) for _ in range(args.class_elsewhere)]
-        for student, replica in [(s, killed) for s in students] + [(s, live) for s in elsewhere]:
-            student.role = "student"
-            if student.kind == "protocol":
-                student.page.headers["Cookie"] = f"{COOKIE}=r{replica}"
-                student.page.role = "student"
+        browser_explorers = args.kill_browser_pages
         stats = classroom_load.new_stats()
         explorers: list = [ExplorerPage(n, pinned, running.base, view_query(rng), stats, args.seed)
                            for n in range(browser_explorers)]
-        for _ in range(args.kill_sessions - n_students - browser_explorers):
+        for _ in range(args.kill_sessions - browser_explorers):
             session = ExplorerSession(port, view_query(rng))
             session.headers["Cookie"] = f"{COOKIE}=r{killed}"
             explorers.append(session)
-        for session in students + elsewhere + explorers:  # one at a time, as a class comes in
+        for session in explorers:  # one at a time, as a class comes in
             if isinstance(session, ExplorerPage):
                 opened = await session.open()
-            elif isinstance(session, ExplorerSession):
-                opened = bool(await session.connect(timeout=60))
             else:
-                await session.open()
-                opened = session.joined()
+                opened = bool(await session.connect(timeout=60))
             if not opened:
                 raise RuntimeError(f"a {session.kind} {getattr(session, 'role', '')} session did not open")
             await asyncio.sleep(args.join_every)
-        class_size = len(students) + len(elsewhere)
-        await live_class.bounded(teacher.watch(live_class.says("heading", live_class.status_line(class_size))))
-        await live_class.follow(teacher, students + elsewhere, "class_show_question", None)
-        question = teacher.question()
-        first, timing = await live_class.answer_all(students + elsewhere, question, rng)
-        answered = await live_class.bounded(teacher.watch(live_class.says(
-            "heading", live_class.status_line(class_size, class_size))))
         touched = []
         for i, session in enumerate(explorers):  # every other one moved the depth one step
             if i % 2 == 0:
@@ -758,73 +717,29 @@ async def kill_test(browser, args, logs: Path) -> dict:
                     touched.append(None)
             session.touched = i % 2 == 0
         await asyncio.sleep(3)  # every page idle
-        for session in students:
-            if session.kind == "browser":
-                session.choice_label = live_class.T(QUESTIONS[question].choice_key(first[session.token]))
         watching = {}
-        for session in students + explorers:
-            page = getattr(session, "page", None)
-            if isinstance(session, ExplorerPage) or getattr(session, "kind", "") == "browser":
+        for session in explorers:
+            if isinstance(session, ExplorerPage):
+                page = session.page
                 session.url_before = page.url.split("#", 1)[0]
-                if isinstance(session, ExplorerPage):
-                    session.charts_before = await page.evaluate(CHARTS)
+                session.charts_before = await page.evaluate(CHARTS)
                 watching[id(session)] = asyncio.ensure_future(page.evaluate(BACK, [NEW_SESSION, h.IDLE]))
-        before = {"class_answers": answered is not None, "touch_errors": [e for e in touched if e],
-                  "answer_errors": [x["error"] for x in timing if x["error"]],
-                  "sessions_killed_replica": len(students) + len(explorers), "class_size": class_size}
+        before = {"touch_errors": [e for e in touched if e], "sessions_killed_replica": len(explorers)}
         doomed = {running.replicas[killed][0], *h.descendants(running.replicas[killed][0])}
         killed_at = time.time()
         os.kill(running.replicas[killed][0], signal.SIGKILL)
         tasks = []
-        for session in students + explorers:
+        for session in explorers:
             if session.kind == "browser":
                 tasks.append(browser_back(session, killed_at, watching[id(session)]))
             else:
-                target = session.page if isinstance(session, live_class.ProtocolStudent) else session
-                tasks.append(protocol_back(target, killed_at, random.Random(rng.random())))
+                tasks.append(protocol_back(session, killed_at, random.Random(rng.random())))
         recovered = await asyncio.gather(*tasks)
-        for result, session in zip(recovered, students + explorers, strict=True):
+        for result, session in zip(recovered, explorers, strict=True):
             result["touched"] = getattr(session, "touched", None)
-            if result["role"] == "explorer" and result.get("asked_for_a_run") is False and "back_s" in result:
+            if result.get("asked_for_a_run") is False and "back_s" in result:
                 result["next_touch"] = await next_touch(session)
-            if isinstance(session, live_class.ProtocolStudent):
-                radio = session.page.widget("radio", "class_answer_")
-                state = session.page.widgets.get(radio.id) if radio is not None else None
-                wanted = live_class.T(QUESTIONS[question].choice_key(first[session.token]))
-                result["answer_shown"] = state is not None and state.string_value == wanted
-        # Every student of the killed replica answers again: half the same choice, half another.
-        final = dict(first)
-        again = {}
-        for i, student in enumerate(students):
-            choices = QUESTIONS[question].choices
-            choice = first[student.token] if i % 2 == 0 else next(c for c in choices if c != first[student.token])
-            again[student.token], final[student.token] = choice, choice
-        resent = []
-
-        async def answer_again(student) -> None:
-            try:
-                await student.answer(live_class.T(QUESTIONS[question].choice_key(again[student.token])))
-                resent.append(None)
-            except Exception as error:  # noqa: BLE001 - counted
-                resent.append(f"{student.kind}: {type(error).__name__}: {error}"[:200])
-
-        await asyncio.gather(*(answer_again(s) for s in students))
-        counted = await live_class.bounded(teacher.watch(live_class.says(
-            "heading", live_class.status_line(class_size, class_size))))
-        await asyncio.sleep(2)
-        record = RedisStore(running.redis_url).read(code)
-        stored = {token: a.choice for token, a in record.answers.items()} if record else {}
-        expected = live_class.expected(question, final, students + elsewhere)
-        answers = {"sent_first": len(first), "sent_again": len(again),
-                   "again_errors": [e for e in resent if e],
-                   "lost": sum(1 for t, c in final.items() if stored.get(t) != c),
-                   "stored": len(stored), "students": class_size,
-                   "double_counted": max(0, sum(counts(record).values()) - class_size) if record else None,
-                   "counts_sent": counts(expected), "counts_stored": counts(record) if record else None,
-                   "teacher_status": teacher.status(), "teacher_saw_all": counted is not None,
-                   "unknown_tokens": len(set(stored) - set(final))}
-        problems = await live_class.problems([s for s in elsewhere]) + teacher.problems()
-        for session in students + elsewhere + explorers + [teacher]:
+        for session in explorers:
             await session.close()
         await asyncio.sleep(2)
         log = read_log(running.log(), killed=killed)
@@ -832,18 +747,15 @@ async def kill_test(browser, args, logs: Path) -> dict:
         for pid in left:  # the killed replica's worker processes, if any outlived it
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-    return {"before": before, "sessions": recovered, "answers": answers, "log": log,
-            "unaffected_errors": dict(problems), "orphans_killed": len(left),
+    return {"before": before, "sessions": recovered, "log": log, "orphans_killed": len(left),
             "replica_log_problems": replica_problems(logs, "kill"), "killed": killed, "live": live}
 
 
 def passed(s: dict, live: int) -> bool:
-    """Whether a session of the killed replica came back on the live one, said so, and shows its view (a student:
-    its answer); one that asked for no run, at its next touch."""
+    """Whether a session of the killed replica came back on the live one, said so, and shows its view; one that
+    asked for no run, at its next touch."""
     if "error" in s or "back_s" not in s or s.get("replica_after") != live or s.get("exceptions_shown"):
         return False
-    if s["role"] == "student":
-        return bool(s.get("said_new_session") and s.get("answer_shown"))
     if s.get("asked_for_a_run"):
         return bool(s.get("said_new_session") and s.get("view_restored"))
     touch = s.get("next_touch") or {}
@@ -855,14 +767,11 @@ def kill_numbers(k: dict) -> dict:
     sessions = k["sessions"]
     back = [s["back_s"] for s in sessions if "back_s" in s]
     failed = [s for s in sessions if not passed(s, k["live"])]
-    answers = k["answers"]
     summary = h.summary(back)
     return {"recovery_s": summary, "socket_s": h.summary([s["socket_s"] for s in sessions if s.get("socket_s")]),
             "back": len(back), "sessions": len(sessions), "failed": len(failed),
             "not_asked_to_run": sum(1 for s in sessions if s.get("asked_for_a_run") is False),
             "recovery_met": bool(back) and len(back) == len(sessions) and summary["p95"] <= 10 and not failed,
-            "lost": answers["lost"], "double_counted": answers["double_counted"],
-            "answers_met": answers["lost"] == 0 and answers["double_counted"] == 0 and answers["unknown_tokens"] == 0,
             "misrouted": k["log"]["misrouted"], "redispatched": k["log"]["redispatched"],
             "first_touch_lost": sum(1 for s in sessions if (s.get("next_touch") or {}).get("touch_kept") is False),
             "first_touch_run_s": h.summary([s["next_touch"]["run_s"] for s in sessions
@@ -874,9 +783,8 @@ def print_kill(k: dict) -> None:
     print(f"\n== the kill test: {n['sessions']} sessions on replica {k['killed']} of 2 ({k['before']}) ==")
     print(f"{'':<44}{'n':>6}{'min':>9}{'median':>9}{'p95':>9}{'max':>9}   (s)")
     for kind in ("browser", "protocol"):
-        for role in ("student", "explorer"):
-            part = [s for s in k["sessions"] if s["kind"] == kind and s["role"] == role]
-            print(h.fmt_row(f"{kind} {role}s: kill -> back (run done)", [s["back_s"] for s in part if "back_s" in s]))
+        part = [s for s in k["sessions"] if s["kind"] == kind]
+        print(h.fmt_row(f"{kind} explorers: kill -> back (run done)", [s["back_s"] for s in part if "back_s" in s]))
     print(h.fmt_row("all: kill -> new WebSocket open", [s["socket_s"] for s in k["sessions"] if s.get("socket_s")]))
     print(h.fmt_row("all: kill -> back", [s["back_s"] for s in k["sessions"] if "back_s" in s]))
     print(f"   {n['back']} of {n['sessions']} back; {n['failed']} failed a check; {n['not_asked_to_run']} untouched "
@@ -890,15 +798,9 @@ def print_kill(k: dict) -> None:
     for s in k["sessions"]:
         if not passed(s, k["live"]):
             print(f"     {s}")
-    a = k["answers"]
-    print(f"   answers: {a['sent_first']} sent, then {a['sent_again']} again after the kill ({a['again_errors'][:3]}); "
-          f"in Redis {a['stored']} of {a['students']} students, counts {a['counts_stored']} (sent {a['counts_sent']}); "
-          f"lost {a['lost']}, double-counted {a['double_counted']}, unknown {a['unknown_tokens']}; teacher's status "
-          f"{a['teacher_status']}")
     print(f"   HAProxy: {k['log']['redispatched']} requests with the dead replica's cookie redispatched, "
           f"{k['log']['misrouted']} misrouted, {k['log']['http_errors']} HTTP errors {k['log']['error_lines'][:2]}")
-    print(f"   recovery p95 <= 10 s: {live_class.verdict(n['recovery_met'])}; "
-          f"0 answers lost or double-counted: {live_class.verdict(n['answers_met'])}")
+    print(f"   recovery p95 <= 10 s: {live_class.verdict(n['recovery_met'])}")
 
 
 # --- the run --------------------------------------------------------------------------------------
@@ -941,9 +843,7 @@ def print_summary(record: dict, args) -> None:
     if "kill" in record and "numbers" in record["kill"]:
         n = record["kill"]["numbers"]
         print(f"kill: recovery p95 {n['recovery_s'].get('p95', float('nan')):.1f} s over {n['back']} of "
-              f"{n['sessions']} sessions, {n['failed']} failed a check ({live_class.verdict(n['recovery_met'])}); "
-              f"answers lost {n['lost']}, double-counted {n['double_counted']} "
-              f"({live_class.verdict(n['answers_met'])})")
+              f"{n['sessions']} sessions, {n['failed']} failed a check ({live_class.verdict(n['recovery_met'])})")
 
 
 async def main_async(args) -> dict:
@@ -989,7 +889,6 @@ def main() -> None:
     parser.add_argument("--pause-max", type=float, default=6.0)
     parser.add_argument("--kill-sessions", type=int, default=20, help="sessions on the replica that is killed")
     parser.add_argument("--kill-browser-pages", type=int, default=4, help="how many of them are Chromium pages")
-    parser.add_argument("--class-elsewhere", type=int, default=5, help="students of the class on the live replica")
     parser.add_argument("--only", choices=("scale", "kill"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write every number here")

@@ -1,41 +1,64 @@
-"""A live class on one server (issue #36): a teacher and N students following it, on the embedded store
-and on Redis, in one run.
+"""A live class of 200 on its light student page (issue #48): a teacher on /class and the students' pages of
+/join, on the embedded store and on Redis, and once (``--cluster``) on two replicas behind HAProxy with one
+killed under the class.
 
 Run by hand from the repo root (never as a timed test)::
 
-    .venv/bin/python -m benchmarks.live_class --store both --idle-seconds 300 --json /tmp/live.json
-    .venv/bin/python -m benchmarks.live_class --store memory --students 10 --idle-seconds 30   # a quick look
+    .venv/bin/python -m benchmarks.live_class --json /tmp/live.json                    # both stores, ~25 min
+    .venv/bin/python -m benchmarks.live_class --store none --cluster                   # the cluster, once
+    .venv/bin/python -m benchmarks.live_class --store memory --students 20 --idle-seconds 20 --explorer-n 0
 
-For each store it starts the app (``python -m server``; for Redis with a fresh ``redis-server`` of its
-own, scripts/redis.sh) with BLOCKSTAB_ANSWERS_PER_ADDRESS=1000 and BLOCKSTAB_JOINS_PER_MINUTE=1000, as
-every session here comes from 127.0.0.1. The teacher is a protocol session on /class (protocol_client.py)
-that starts a class; the students join it: ``--browser-students`` (4) are headless Chromium pages (a
-phone's size and user agent), the rest speak Streamlit's WebSocket protocol and, as a student's page
-does (``ui/follow.js``), read the class's version over HTTP about every second and ask for a run when it
-moved. Then:
+For each store it starts the app (``python -m server``; for Redis with a ``redis-server`` of its own,
+scripts/redis.sh) with BLOCKSTAB_ANSWERS_PER_ADDRESS and BLOCKSTAB_JOINS_PER_MINUTE raised, for the Chromium
+pages that share 127.0.0.1; every other limit is the default, as each scripted student is a computer of its
+own. The teacher is a Streamlit protocol session on /class (protocol_client.py) whose page polls the class's
+version as ``ui/follow.js`` does. The students: ``--browser-students`` (4) headless Chromium pages of /join (a
+phone's size and user agent, from 127.0.0.1) and the rest scripted, each from a loopback address of its own
+(127.0.1.1, 127.0.1.2, ...: the server sees the socket's peer) and doing what ui/student/page.js does: load
+the page (/join, its style and script), join (``POST .../join``), follow the class's event stream (opened
+again after its ``retry`` if it breaks; polled every second if a reconnection is refused, as the page falls
+back), and read what each state shows: a tour step's file (and Plotly.js once), the questions' file, the
+reveal, the Explorer's file and bundle (the index read afresh, the figures, the block range in view).
 
-1. **steps**: the teacher presses Next (Previous from the tour's last step) ``--steps`` times, 2-4 s
-   apart; for every student, the time from the teacher's run finishing (and from the click) to the
-   student's page showing the step's title: the end of a protocol student's run that has it, the moment
-   a Chromium page's <h3> holds it (a MutationObserver in the page). Target: p95 <= 2 s, median <= 1 s.
-   (A student may show it a little before the teacher's run ends: the class changes as that run starts.)
-2. **answers**: the teacher asks a question; every student answers at a random moment of a 5 s window;
-   the time from the last answer's run finishing to the teacher's status showing "N of N answered"
-   (target <= 2 s), and the revealed counts checked against what was sent (for Redis also the record
-   as stored).
-3. **idle**: the class follows a tour step for ``--idle-seconds``: the server's CPU (% of one core,
-   /proc utime+stime of it and its children), its RSS growth and errors (exception elements, failed
-   runs, closed sockets, page errors). Targets: <= 15 %, <= 50 MB, 0. Then as many sessions idle on
-   /teach, which does not poll, for ``--baseline-seconds``: the cost of polling beside it.
-4. **vote stuffing**: a server with the default answer limit (joins still raised, so that all join) and
-   one with the default environment: 50 sessions from 127.0.0.1 join with tokens of their own and
-   answer. How many answers were counted (target <= 2), and the teacher's notice of the refused ones.
+The class starts; ``--settle-seconds`` (60) after it (its Explorer parts built ahead meanwhile,
+server.class_files.build_ahead_for) the teacher leads ``--small-class`` (40) students, then all of them:
 
-5. **the Explorer** (``--explorer-n``, 0 to skip): while the class still follows, a Chromium tab of its
-   own times the Explorer's switches, depth and block (browser_latency.py's widget part: the input event
-   to every chart drawn); then the same once the class has left the server. Target: the bar of #16's
-   benchmark held while the class follows (every chart's p95 <= 100 ms); the ratios to the same server
-   alone are reported beside it.
+1. **step**: the teacher presses Next (Previous from the tour's last step) ``--steps`` times, 2-4 s apart.
+   Timed from the click, the moment the teacher's session sends the button's rerun (``time.time()``), to
+   each student showing the step: a scripted student's stream delivering the state with it (the moment this
+   process read it), a Chromium page's ``#activity h2`` holding its title (a MutationObserver in the page,
+   ``performance.timeOrigin + performance.now()``). Target, every student: median <= 150 ms, p95 <= 300 ms.
+2. **"show me"**: the teacher asks a question, the class answers (5.), the teacher reveals, then presses
+   "Show me": timed from that click to a scripted student having its state and the files its page reads for
+   the view (``explorer-en-follow.json``, the bundle's ``index.js``, ``figures.js`` and the block range in
+   view, ``blocks-1.js``, of a phone's bundle), a Chromium page's ``.instant-explorer`` having
+   ``data-drawn`` equal to the view. Target p95 <= 1 s.
+3. **idle**: back on a tour step, ``--idle-seconds`` (300) of following it: the server's CPU (% of one core,
+   it and its children), its RSS growth, and errors (a stream that ended or broke, an HTTP error, a page
+   error). Targets <= 3 %, <= 20 MB, 0.
+4. **a step's cost**: the server process's CPU seconds from the click until every student has drawn the step
+   (a scripted student: its state and the step's file; a Chromium page: its title), per step, at 0 students
+   (the teacher's own run), at ``--small-class`` (twice ``--steps``: a step's first visit on a server makes its
+   files, and is reported apart) and at the whole class: it should hardly grow with the class.
+5. **answers**: every student answers at a random moment of a 5 s window; the counts revealed (each scripted
+   student's GET of the reveal) against what was sent, and for Redis the record as stored. Then **vote
+   stuffing**: 50 students from one address (127.0.0.5) join and answer, on a server with the default limits
+   but 1000 joins a minute (all 50 join) and on one with the default environment: counted <= 2 either way.
+6. **a flood** (the embedded store): one computer (127.0.0.9) reads ``/api/class/CODE/state`` as fast as it
+   can on 50 keep-alive connections (a process of its own) while the teacher leads ``--steps`` steps: the
+   step's p95 against the quiet class's (target <= 1.5x), and the flooder's answers by status.
+7. The Explorer (``--explorer-n``, 0 to skip): a Chromium tab of its own times the Explorer's switches, depth
+   and block (browser_latency.py's widget part) while the class follows, and again once it has left.
+
+``--cluster``: ``scripts/serve_cluster.sh --replicas 2`` (benchmarks/cluster.py starts it, with HAProxy's
+per-address limits raised for the Chromium pages and the teacher on 127.0.0.1). The teacher comes through
+HAProxy pinned to replica 2 by its affinity cookie, as its browser would be once placed there; the students
+come through HAProxy, each from its own address, keeping the cookie HAProxy sets as a browser does, so that
+a student's stream is on the replica its cookie names (checked: the streams that break at the kill are
+those). The class goes along the live script to its first question; every student answers, those of replica 1
+last, just before replica 1 is SIGKILLed; the record is read from Redis at once; the teacher presses "Next in
+script" (the next question): every student shows it within 3 s (target); every student answers it (those of
+replica 1 twice, half of them changing their choice): each answer counted once, as stored.
 """
 
 from __future__ import annotations
@@ -43,14 +66,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gzip
+import html
+import json
+import multiprocessing
 import os
 import random
 import re
+import signal
 import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -62,65 +91,505 @@ from benchmarks import harness as h
 from benchmarks.classroom_load import LOCAL_ONLY, slope_mb_per_min
 from benchmarks.protocol_client import FINISHED_OK, ProtocolSession, widget_key
 from server.class_store import RedisStore
+from ui.bundle import range_first, range_part
 from ui.class_views import answers_description
-from ui.examples import plain_text
-from ui.lessons import QUESTIONS, TOUR
-from ui.live_class import Answer, LiveClass, counts, new_student
+from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
+from ui.live_class import Answer, LiveClass, ask, counts, join, reveal, show_me, start, student_state
+from ui.student_page import questions_file
 from ui.text import Text
 
 T = Text("en")
-RAISED = {"BLOCKSTAB_ANSWERS_PER_ADDRESS": "1000", "BLOCKSTAB_JOINS_PER_MINUTE": "1000"}
 WAIT_S = 20.0  # the longest any one thing is waited for
 ANSWER_WINDOW_S = 5.0
-# Between two steps: a random pause. A step makes every page run at once, and a page's poll timer restarts
-# with its run, so the class polls in step; a fixed pause of whole poll intervals would press just after a poll.
-STEP_PAUSE_S = (2.0, 4.0)
-SETTLE_S = 5.0
-EXPLORER_KINDS = ["residual", "norm", "depth_alt", "block_alt"]  # the Explorer's interactions timed (phase 5)
-STUFFERS = 50
+STEP_PAUSE_S = (2.0, 4.0)  # between two clicks of the teacher
+SETTLE_S = 5.0  # a pause after students joined, or left, before the next measure
+CLUSTER_STEP_S = 3.0  # the cluster's target: every student shows the step within this long of the click
+EXPLORER_KINDS = ["residual", "norm", "depth_alt", "block_alt"]  # the Explorer's interactions timed (7.)
+STUFFERS, STUFFER = 50, "127.0.0.5"
+FLOODER, FLOOD_CONNECTIONS = "127.0.0.9", 50
+# The class's server: the answers and joins of one address raised for the Chromium pages, which all come from
+# 127.0.0.1 (each scripted student has an address of its own); every other limit is the default.
+RAISED = {"BLOCKSTAB_ANSWERS_PER_ADDRESS": "1000", "BLOCKSTAB_JOINS_PER_MINUTE": "1000"}
 # Vote stuffing's servers: (name, log name, BLOCKSTAB_ variables); the first lets all 50 join.
 STUFFING = (("default answer limit", "answers", {"BLOCKSTAB_JOINS_PER_MINUTE": "1000"}),
             ("default environment", "defaults", {}))
+COOKIE = "BLOCKSTAB_REPLICA"  # HAProxy's affinity cookie (deploy/haproxy.cfg)
+ServerCpu = Callable[[], tuple[float, float]]  # the server's CPU seconds so far: its process(es), their workers
 
-# In a Chromium page: every change of the app's script state, with its Date.now().
-STATES_LOG = """(() => {
-  const log = window.__states = [];
-  const watch = () => {
-    const app = document.querySelector('[data-testid=stApp]');
-    if (!app) return setTimeout(watch, 50);
-    new MutationObserver(() => log.push([Date.now(), app.getAttribute('data-test-script-state')]))
-      .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+
+def address(n: int) -> str:
+    """Scripted student ``n``'s loopback address: a computer of its own (127.0.1.1, 127.0.1.2, ...)."""
+    return f"127.0.{1 + n // 200}.{1 + n % 200}"
+
+
+def plain(text: str) -> str:
+    """Text as a page's ``textContent`` holds it, whitespace collapsed (HTML's tags dropped, entities read)."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
+
+
+# --- HTTP/1.1 on asyncio streams: a phone's browser, without a client library ----------------------------------
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, list[str]]
+    body: bytes
+
+    def header(self, name: str) -> str:
+        return ", ".join(self.headers.get(name, []))
+
+    def json(self):
+        raw = gzip.decompress(self.body) if self.header("content-encoding") == "gzip" else self.body
+        return json.loads(raw)
+
+
+def request_bytes(method: str, target: str, port: int, jar: dict[str, str], body: dict | None = None,
+                  accept: str = "*/*") -> bytes:
+    """A request as a phone's Chromium sends it (gzip accepted), with the cookies of ``jar``."""
+    lines = [f"{method} {target} HTTP/1.1", f"Host: localhost:{port}", f"User-Agent: {local_server.PHONE_USER_AGENT}",
+             f"Accept: {accept}", "Accept-Encoding: gzip, deflate", "Accept-Language: en-US,en;q=0.9",
+             "Connection: keep-alive"]
+    if jar:
+        lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in jar.items()))
+    payload = b"" if body is None else json.dumps(body).encode()
+    if body is not None:
+        lines += ["Content-Type: application/json", f"Content-Length: {len(payload)}"]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
+
+
+async def read_head(reader: asyncio.StreamReader, jar: dict[str, str]) -> tuple[int, dict[str, list[str]]]:
+    """A response's status and headers; the cookies it sets go into ``jar``."""
+    line = await reader.readline()
+    if not line:
+        raise ConnectionResetError("closed before answering")
+    status, headers = int(line.split()[1]), {}
+    while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        headers.setdefault(name.strip().lower(), []).append(value.strip())
+    for cookie in headers.get("set-cookie", []):
+        name, _, value = cookie.split(";", 1)[0].partition("=")
+        jar[name.strip()] = value.strip()
+    return status, headers
+
+
+async def chunks(reader: asyncio.StreamReader):
+    """A chunked body's chunks, each as it comes."""
+    while True:
+        size = (await reader.readline()).split(b";")[0].strip()
+        if not size:
+            raise ConnectionResetError("closed in a chunked body")
+        if int(size, 16) == 0:
+            await reader.readline()
+            return
+        chunk = await reader.readexactly(int(size, 16))
+        await reader.readexactly(2)
+        yield chunk
+
+
+async def read_response(reader: asyncio.StreamReader, jar: dict[str, str]) -> Response:
+    status, headers = await read_head(reader, jar)
+    if "chunked" in ",".join(headers.get("transfer-encoding", [])):
+        body = b"".join([chunk async for chunk in chunks(reader)])
+    elif headers.get("content-length"):
+        body = await reader.readexactly(int(headers["content-length"][0]))
+    else:
+        body = await reader.read()
+    return Response(status, headers, body)
+
+
+async def open_from(port: int, source: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0), limit=2 ** 22)
+
+
+class Connection:
+    """One keep-alive connection from ``source``, opened again when the server closed it meanwhile (a request
+    on a kept connection that gets no answer is sent once more on a new one, as a browser does)."""
+
+    def __init__(self, port: int, source: str, jar: dict[str, str]):
+        self.port, self.source, self.jar = port, source, jar
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, target: str, body: dict | None = None) -> Response:
+        for _ in range(2):
+            kept = self.writer is not None and not self.reader.at_eof()
+            if not kept:
+                self.close()
+                self.reader, self.writer = await open_from(self.port, self.source)
+            try:
+                self.writer.write(request_bytes(method, target, self.port, self.jar, body))
+                response = await asyncio.wait_for(read_response(self.reader, self.jar), WAIT_S)
+            except ConnectionResetError:
+                self.close()
+                if kept:
+                    continue
+                raise
+            except (OSError, asyncio.IncompleteReadError, TimeoutError):
+                self.close()
+                raise
+            if response.header("connection").lower() == "close":
+                self.close()
+            return response
+        raise ConnectionResetError("closed before answering, twice")
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+
+async def sse_events(reader: asyncio.StreamReader):
+    """A stream's events as ``(when read, event, data, retry ms or None)``."""
+    buffer, event, data, retry = b"", "", [], None
+    async for chunk in chunks(reader):
+        when = time.time()
+        *lines, buffer = (buffer + chunk).split(b"\n")
+        for raw in lines:
+            line = raw.rstrip(b"\r").decode()
+            if not line:
+                if data:
+                    yield when, event or "message", "\n".join(data), retry
+                event, data, retry = "", [], None
+            elif not line.startswith(":"):
+                name, _, value = line.partition(":")
+                value = value.removeprefix(" ")
+                if name == "event":
+                    event = value
+                elif name == "data":
+                    data.append(value)
+                elif name == "retry" and value.isdigit():
+                    retry = int(value)
+
+
+# --- the students -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a student's page shows once it followed a click: in its state (``state``, a predicate), on a
+    Chromium page (the field of SHOWN_LOG and what it holds: a text, a view, or ``True`` for anything), and on
+    the teacher's page once its own run is done (``teacher``)."""
+
+    name: str
+    state: Callable[[dict], bool]
+    field: int
+    want: object
+    teacher: Callable[[Teacher], bool]
+
+
+def title(step: int) -> str:
+    return T(f"tour.{TOUR[step].id}.title")
+
+
+def tour_step(step: int) -> Shown:
+    return Shown(f"tour step {step + 1}", lambda s: s["activity"] == "tour" and s["step"] == step and s["following"],
+                 0, plain(title(step)), lambda teacher: teacher.leads("tour") and teacher.step() == step)
+
+
+def question_open(question: int) -> Shown:
+    """The question asked (on a Chromium page: its prompt, as questions of one exercise share a title)."""
+    prompt = questions_file(T)[question]["prompt"]
+    return Shown(f"question {question + 1}", lambda s: (s["activity"], s["question"], s["phase"]) == (
+        "question", question, "open"), 1, plain(prompt),
+                 lambda teacher: teacher.leads("question") and teacher.question() == question)
+
+
+def revealed(question: int) -> Shown:
+    return Shown("reveal", lambda s: (s["activity"], s["question"], s["phase"]) == ("question", question, "revealed"),
+                 3, True, lambda teacher: teacher.widget("button", "class_show_me") is not None
+                 and not teacher.widget("button", "class_show_me").disabled)
+
+
+def explorer_view(question: int) -> dict:
+    """The view a student's state holds after the question's "show me" (ui.live_class, on a class of one)."""
+    c = join(start("AAAAAA", "k" * 32, "en"), "me" * 8)
+    return student_state(show_me(reveal(ask(c, question))), "me" * 8)["view"]
+
+
+def explorer_on(question: int) -> Shown:
+    view = explorer_view(question)
+    return Shown("show me", lambda s: s["activity"] == "explorer" and s["following"] and s["view"] == view, 2, view,
+                 lambda teacher: teacher.leads("explorer"))
+
+
+def showing(state: dict) -> tuple:
+    """What a page draws for ``state`` (ui/student/machine.js ``showing``): the same tuple, the same drawing."""
+    if not state["following"]:
+        return ("explorer", True, state["scenario"])
+    if state["activity"] == "tour":
+        return ("tour", state["step"])
+    if state["activity"] == "explorer":
+        return ("explorer", False, state["scenario"], json.dumps(state["view"]))
+    return (state["phase"], state["question"], state["asked"], state["version"])
+
+
+class ScriptedStudent:
+    """A phone's student page (ui/student/page.js) without a browser, from a loopback address of its own."""
+
+    kind = "scripted"
+
+    def __init__(self, number: int, port: int, code: str, source: str):
+        self.number, self.port, self.code, self.source = number, port, code, source
+        self.jar: dict[str, str] = {}  # the cookies its browser would keep (HAProxy's affinity)
+        self.connection = Connection(port, source, self.jar)
+        self.token: str | None = None
+        self.state: dict | None = None
+        self.api = f"/api/class/{code}/"
+        self.data: dict = {}  # the page's own data (its files' prefix, its look), once it loaded the page
+        self.fetched: set[str] = set()  # files a browser would hold (their URLs never change)
+        self.waits: list[tuple[str, Callable[[dict], bool], asyncio.Future]] = []
+        self.problems: Counter = Counter()
+        self.reveals: list[dict] = []  # each reveal read
+        self.stream_breaks: list[float] = []  # when its stream ended or broke
+        self.stream_opens: list[tuple[float, float]] = []  # (asked for, answered) of each stream it opened
+        self.replicas: list[str] = []  # the affinity cookie of each stream it opened (a cluster's)
+        self.drawn: tuple | None = None
+        self.drawing: asyncio.Task | None = None
+        self.follower: asyncio.Task | None = None
+
+    async def get(self, path: str) -> Response | None:
+        """``GET path``; an answer other than 200 is counted as a problem."""
+        try:
+            response = await self.connection.request("GET", path)
+        except (OSError, asyncio.IncompleteReadError, TimeoutError) as error:
+            self.problems[f"GET failed: {type(error).__name__}"] += 1
+            return None
+        if response.status != 200:
+            self.problems[f"HTTP {response.status}"] += 1
+        return response
+
+    async def post(self, route: str, body: dict) -> Response | None:
+        try:
+            return await self.connection.request("POST", f"{self.api}{route}?lang=en", body)
+        except (OSError, asyncio.IncompleteReadError, TimeoutError) as error:
+            self.problems[f"POST failed: {type(error).__name__}"] += 1
+            return None
+
+    async def open(self) -> bool:
+        """Load the page as a phone does (its HTML, style and script), join, and follow the class."""
+        page = await self.get(f"/join?class={self.code}&lang=en")
+        if page is None or page.status != 200:
+            return False
+        found = re.search(r'id="student-data">(.*?)</script>', gzip.decompress(page.body).decode()
+                          if page.header("content-encoding") == "gzip" else page.body.decode())
+        self.data = json.loads(found[1])
+        for name in ("student.css", "student.js"):
+            await self.file(name)
+        if not await self.join():
+            return False
+        self.follower = asyncio.create_task(self.follow())
+        return True
+
+    async def join(self) -> bool:
+        """``POST join``: in the class, with a token of its own (a script's join, without the page, draws nothing)."""
+        response = await self.post("join", {"me": self.token} if self.token else {})
+        if response is None or response.status != 200:
+            self.problems[f"join answered {response.status if response else 'nothing'}"] += 1
+            return False
+        answer = response.json()
+        self.token = answer["me"]
+        self.took(answer["state"], time.time())
+        return True
+
+    async def file(self, name: str) -> Response | None:
+        """One of the page's files, fetched once (its URL names the code's version: a browser keeps it)."""
+        if name in self.fetched:
+            return None
+        self.fetched.add(name)
+        return await self.get(f"{self.data['files']}{name}")
+
+    async def follow(self) -> None:
+        """The class's event stream, as EventSource keeps it: each ``state`` taken; when it ends or breaks, opened
+        again after its ``retry``; a reconnection answered with other than a stream makes the page poll."""
+        retry = 1.0
+        path = f"{self.api}events?me={self.token}"
+        while True:
+            writer, asked = None, time.time()
+            try:
+                reader, writer = await open_from(self.port, self.source)
+                writer.write(request_bytes("GET", path, self.port, self.jar, accept="text/event-stream"))
+                status, headers = await read_head(reader, self.jar)
+                if status != 200 or "text/event-stream" not in ",".join(headers.get("content-type", [])):
+                    self.problems[f"stream answered {status}"] += 1
+                    return await self.poll()
+                self.replicas.append(self.jar.get(COOKIE, ""))
+                self.stream_opens.append((asked, time.time()))
+                async for when, event, data, retry_ms in sse_events(reader):
+                    retry = retry_ms / 1000 if retry_ms is not None else retry
+                    if event == "state":
+                        self.took(json.loads(data), when)
+                self.problems["stream ended"] += 1
+            except (OSError, asyncio.IncompleteReadError, ValueError) as error:
+                self.problems[f"stream broke: {type(error).__name__}"] += 1
+            finally:
+                if writer is not None:
+                    writer.close()
+            self.stream_breaks.append(time.time())
+            await asyncio.sleep(retry)
+
+    async def poll(self) -> None:
+        """No stream: the state every second (ui/student/page.js ``poll``)."""
+        while True:
+            response = await self.get(f"{self.api}state?me={self.token}&lang=en")
+            if response is not None and response.status == 200:
+                self.took(response.json()["state"], time.time())
+            await asyncio.sleep(1.0)
+
+    def took(self, state: dict | None, when: float) -> None:
+        """A state from the class: the waits it meets, then what the page draws of it."""
+        if state is None:
+            self.problems["not in the class"] += 1
+            return
+        self.state = state
+        self.met("state", state, when)
+        if self.data and showing(state) != self.drawn:
+            in_place = self.drawn is not None and self.drawn[:3] == showing(state)[:3]  # the same Explorer mounted
+            self.drawn = showing(state)
+            self.drawing = asyncio.create_task(self.draw(state, self.drawing, in_place))
+
+    def met(self, stage: str, state: dict, when: float) -> None:
+        for waited, shown, done in self.waits:
+            if waited == stage and not done.done() and shown(state):
+                done.set_result(when)
+        self.waits = [w for w in self.waits if not w[2].done()]
+
+    def expect(self, stage: str, shown: Callable[[dict], bool]) -> asyncio.Future:
+        """When the student next has a state that ``shown`` holds for (``stage`` "state": it arrived; "drawn":
+        the page's files for it fetched too)."""
+        done = asyncio.get_running_loop().create_future()
+        self.waits.append((stage, shown, done))
+        return done
+
+    async def draw(self, state: dict, previous: asyncio.Task | None, in_place: bool) -> None:
+        """What the page fetches to draw ``state``, after its previous drawing (page.js draws one at a time); the
+        Explorer mounted again ``in_place`` reads no index or figures again."""
+        if previous is not None:
+            await asyncio.gather(previous, return_exceptions=True)
+        look, kind = self.data["look"], showing(state)[0]
+        if kind == "tour":
+            await self.file(f"tour-{state['step']}-en-{look}.json")
+            self.met("drawn", state, time.time())
+            await self.file("plotly-basic.min.js")
+        elif kind == "explorer":
+            await self.file(f"explorer-en-{'free' if not state['following'] else 'follow'}.json")
+            bundle = f"bundle/{look}-{state['scenario']}-en/"
+            if not in_place:
+                await self.get(f"{self.data['files']}{bundle}index.js?read={int(time.time() * 1000)}")
+                await self.file(f"{bundle}figures.js")
+            block = min(state["view"]["block"], state["view"]["depth"])
+            await self.file(f"{bundle}{range_part(range_first(block))}.js")
+            self.met("drawn", state, time.time())
+        else:
+            await self.file("questions-en.json")
+            if kind == "revealed":
+                response = await self.get(f"{self.api}reveal?me={self.token}&lang=en")
+                if response is not None and response.status == 200:
+                    self.reveals.append(response.json())
+            self.met("drawn", state, time.time())
+
+    async def answer(self, choice: str) -> bool | None:
+        """The choice sent for the question its state asks: whether it was counted (``None``: refused)."""
+        response = await self.post("answer", {"me": self.token, "asked": self.state["asked"], "choice": choice})
+        if response is None or response.status != 200:
+            self.problems[f"answer answered {response.status if response else 'nothing'}"] += 1
+            return None
+        return response.json()["counted"]
+
+    def replica(self) -> str:
+        return self.jar.get(COOKIE, "")
+
+    async def close(self) -> None:
+        for task in (self.follower, self.drawing):
+            if task is not None:
+                task.cancel()
+        self.connection.close()
+
+
+# In a Chromium page: each change of what its activity shows, with performance.timeOrigin + performance.now():
+# [when, the activity's title (h2), its text, the Explorer's data-drawn, the reveal's verdict].
+SHOWN_LOG = """(() => {
+  const log = window.__shown = [];
+  const text = (selector) => { const e = document.querySelector(selector);
+    return e ? e.textContent.replace(/\\s+/g, ' ').trim() : null; };
+  let last = '';
+  const look = () => {
+    const explorer = document.querySelector('.instant-explorer');
+    const now = [text('#activity h2'), text('#activity .text'), explorer ? explorer.dataset.drawn || null : null,
+                 text('#activity .verdict')];
+    const key = JSON.stringify(now);
+    if (key !== last) { last = key; log.push([performance.timeOrigin + performance.now(), ...now]); }
   };
-  watch();
+  new MutationObserver(look).observe(document, {subtree: true, childList: true, characterData: true,
+                                                attributes: true, attributeFilter: ['data-drawn']});
 })();"""
-# A promise, kept in the page, of the Date.now() at which an element matching a selector holds a text.
-WATCH = """([selector, text]) => {
-  const W = window.__watch = window.__watch || {n: 0, done: {}};
-  const key = ++W.n;
-  const shown = () => [...document.querySelectorAll(selector)].some(e => e.textContent.includes(text));
-  W.done[key] = new Promise(resolve => {
-    if (shown()) return resolve(Date.now());
-    const observer = new MutationObserver(() => { if (shown()) { observer.disconnect(); resolve(Date.now()); } });
-    observer.observe(document.body, {childList: true, subtree: true, characterData: true});
-  });
-  return key;
+# The first time at or after ``since`` (ms) that field ``field`` of the log held ``want`` (``true``: anything; a
+# view: the same values), else false.
+SHOWN_AT = """([since, field, want]) => {
+  const same = (a, b) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+  const hit = window.__shown.find(([t, ...now]) => t >= since && now[field] !== null && (want === true
+    || (typeof want === 'object' ? same(JSON.parse(now[field]), want) : now[field] === want)));
+  return hit ? hit[0] : false;
 }"""
-SEEN = "key => window.__watch.done[key]"
-# The end of the first script run that started at or after ``since`` (Date.now() ms), if it has ended.
-RUN_AFTER = """since => {
-  const log = window.__states || [];
-  const i = log.findIndex(([t, s]) => t >= since && s !== 'notRunning');
-  const done = i < 0 ? undefined : log.slice(i + 1).find(([, s]) => s === 'notRunning');
-  return done ? done[0] : null;
-}"""
-# A deep link's first requests: the frontend looks for the server under the page's path, then at the root.
-PROBE = re.compile(r"^/[^/]+/_stcore/(health|host-config)$")
 
 
-def status_line(students: int, answered: int | None = None) -> str:
-    """The teacher's status, as the page words it."""
-    line = T("class.one_student") if students == 1 else T("class.students", count=students)
-    return line if answered is None else line + " · " + T("class.answered", answered=answered, students=students)
+class BrowserStudent:
+    """A student's phone as a headless Chromium page of /join (a phone's size and user agent)."""
+
+    kind = "chromium"
+
+    def __init__(self, number: int, browser, base: str, code: str):
+        self.number, self.browser, self.url = number, browser, f"{base}/join?class={code}&lang=en"
+        self.errors: list[str] = []
+        self.token: str | None = None
+
+    async def open(self) -> bool:
+        self.context = await self.browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US",
+                                                      user_agent=local_server.PHONE_USER_AGENT)
+        await self.context.add_init_script(SHOWN_LOG)
+        self.page = await self.context.new_page()
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"[:200]))
+        self.page.on("console", lambda m: m.type == "error" and not m.text.startswith("Failed to load resource")
+                     and self.errors.append(f"console: {m.text}"[:200]))
+        self.page.on("response", lambda r: r.status >= 400 and self.errors.append(f"HTTP {r.status}: {r.url}"[:200]))
+        await self.page.goto(self.url, wait_until="commit", timeout=60_000)
+        await self.page.wait_for_selector("#activity h2", timeout=60_000)
+        self.token = dict(parse_qsl(urlsplit(self.page.url).query)).get("me")
+        return self.token is not None
+
+    async def shown_at(self, since: float, shown: Shown) -> float | None:
+        """When the page first showed ``shown`` at or after ``since`` (time.time()), within :data:`WAIT_S`."""
+        try:
+            found = await self.page.wait_for_function(SHOWN_AT, arg=[since * 1000, shown.field, shown.want],
+                                                      timeout=WAIT_S * 1000, polling=100)
+        except Exception:  # noqa: BLE001 - not shown in time (counted), or the page is gone
+            return None
+        return await found.json_value() / 1000
+
+    async def answer(self, choice: str) -> bool | None:
+        """Check the choice's radio, as a student taps it: whether the answer was counted (``None``: refused)."""
+        try:
+            async with self.page.expect_response(lambda r: "/answer" in r.url, timeout=WAIT_S * 1000) as sent:
+                await self.page.locator(f"#activity input[type=radio][value='{choice}']").check()
+            response = await sent.value
+            return (await response.json())["counted"] if response.ok else None
+        except Exception as error:  # noqa: BLE001 - counted
+            self.errors.append(f"answer: {type(error).__name__}: {error}"[:200])
+            return None
+
+    async def replica(self) -> str:
+        return next((c["value"] for c in await self.context.cookies() if c["name"] == COOKIE), "")
+
+    @property
+    def problems(self) -> Counter:
+        return Counter({"page errors": len(self.errors)}) if self.errors else Counter()
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):  # a context already gone
+            await self.context.close()
+
+
+# --- the teacher ------------------------------------------------------------------------------------------------
 
 
 def template(key: str, *fields: str) -> re.Pattern:
@@ -135,29 +604,31 @@ ANSWERED = template("class.answered", "answered", "students")
 REFUSED = template("class.refused", "count")
 
 
-class Page(ProtocolSession):
-    """A protocol session that polls as the browser does and tells when a run that shows something ends."""
+def status_line(students: int, answered: int | None = None) -> str:
+    """The teacher's status, as the page words it."""
+    line = T("class.one_student") if students == 1 else T("class.students", count=students)
+    return line if answered is None else line + " · " + T("class.answered", answered=answered, students=students)
 
-    def __init__(self, port: int, query: str, page_name: str):
-        super().__init__(port, query, page_name, follows=True)
-        self.watches: list[tuple[Callable[[Page], bool], asyncio.Future]] = []
-        self.runs: Counter = Counter()  # finished runs by status
-        self.last_status: int | None = None
+
+class Teacher(ProtocolSession):
+    """The teacher's /class page as a protocol session whose page polls the class (ui/follow.js)."""
+
+    def __init__(self, port: int, headers: dict[str, str] | None = None):
+        super().__init__(port, "lang=en", "class", follows=True, headers=headers)
+        self.watches: list[tuple[Callable[[Teacher], bool], asyncio.Future]] = []
+        self.forward = True  # the way the teacher goes along the tour
+        self.visited: set[int] = set()  # tour steps whose files students asked for (made on this server)
 
     def _take(self, msg: ForwardMsg) -> None:
         super()._take(msg)
-        if msg.WhichOneof("type") != "script_finished":
-            return
-        self.runs[msg.script_finished] += 1
-        self.last_status = msg.script_finished
-        if msg.script_finished in FINISHED_OK:
+        if msg.WhichOneof("type") == "script_finished" and msg.script_finished in FINISHED_OK:
             now = time.time()
             for shown, done in self.watches:
                 if not done.done() and shown(self):
                     done.set_result(now)
             self.watches = [w for w in self.watches if not w[1].done()]
 
-    def watch(self, shown: Callable[[Page], bool]) -> asyncio.Future:
+    def watch(self, shown: Callable[[Teacher], bool]) -> asyncio.Future:
         """The time.time() at which the first run from now that ``shown`` holds for finished."""
         done = asyncio.get_running_loop().create_future()
         self.watches.append((shown, done))
@@ -172,35 +643,6 @@ class Page(ProtocolSession):
         return next((getattr(e, kind) for e in self.finished_elements if e.WhichOneof("type") == kind
                      and widget_key(getattr(e, kind).id).startswith(key_prefix)), None)
 
-    def polls(self) -> int:
-        """Polls so far: the page's reads of what it shows of the class."""
-        return self.version_reads
-
-    def problems(self) -> Counter:
-        """Exception elements, failed runs and a closed socket, so far."""
-        closed = self.ws.close_code is not None
-        return Counter({"exception elements": self.exceptions, "closed sockets": int(closed),
-                        "failed runs": self.runs[ForwardMsg.FINISHED_WITH_COMPILE_ERROR]})
-
-
-def says(kind: str, text: str) -> Callable[[Page], bool]:
-    """Whether a page's last finished run has a ``kind`` element that is ``text``."""
-    return lambda page: text in page.texts(kind)
-
-
-def mentions(kind: str, text: str) -> Callable[[Page], bool]:
-    """Whether a page's last finished run has a ``kind`` element that contains ``text``."""
-    return lambda page: any(text in body for body in page.texts(kind))
-
-
-def title(step: int) -> str:
-    return T(f"tour.{TOUR[step].id}.title")
-
-
-class Teacher(Page):
-    def __init__(self, port: int):
-        super().__init__(port, "lang=en", "class")
-
     async def start(self) -> str:
         """Open /class and start a class: its code."""
         await self.connect(timeout=60)
@@ -214,18 +656,25 @@ class Teacher(Page):
             raise LookupError(f"no button {key!r} on the teacher's page")
         return WidgetState(id=button.id, trigger_value=True)
 
-    async def press(self, key: str, shown: Callable[[Page], bool]) -> tuple[float, float]:
-        """Press ``key``: (when it was sent, when the teacher's first run showing ``shown`` finished)."""
+    async def press(self, key: str, shown: Callable[[Teacher], bool]) -> tuple[float, float | None]:
+        """Press ``key``: (when its rerun was sent, when the teacher's first run showing ``shown`` finished)."""
         done = self.watch(shown)
         sent = time.time()
         await self.send_rerun(extra=(self.trigger(key),))
-        return sent, await asyncio.wait_for(done, WAIT_S)
+        return sent, await bounded(done)
 
-    def step(self) -> int:
-        return next(i for i in range(len(TOUR)) if says("heading", title(i))(self))
+    def leads(self, activity: str) -> bool:
+        """Whether the page shows the class on ``activity`` (its button disabled, as the current one)."""
+        button = self.widget("button", f"class_show_{activity}")
+        return button is not None and button.disabled
 
-    def question(self) -> int:
-        return next(i for i, q in enumerate(QUESTIONS) if mentions("markdown", T(f"ex.{q.id}.prompt"))(self))
+    def step(self) -> int | None:
+        return next((i for i in range(len(TOUR)) if title(i) in self.texts("heading")), None)
+
+    def question(self) -> int | None:
+        """The question the teacher's page shows (its choice of question), if it shows one."""
+        box = self.widget("selectbox", "class_question_")
+        return box.default if box is not None and box.HasField("default") else None
 
     def status(self) -> tuple[int, int] | None:
         """(answered, refused) as the status says them during a question."""
@@ -233,138 +682,12 @@ class Teacher(Page):
         refused = next((m for b in self.texts("alert") if (m := REFUSED.search(b))), None)
         return None if answered is None else (int(answered.group(1)), int(refused.group(1)) if refused else 0)
 
-
-class ProtocolStudent:
-    """A student's phone as a protocol session on /join, with a token of its own."""
-
-    kind = "protocol"
-
-    def __init__(self, port: int, code: str):
-        self.token = new_student()
-        self.page = Page(port, f"class={code}&lang=en&me={self.token}", "join")
-
-    async def open(self) -> None:
-        await self.page.connect(timeout=60)
-
-    def joined(self) -> bool:
-        """In the class (it starts on the tour's first step), not refused at the door."""
-        return says("heading", title(0))(self.page) and not says("alert", T("class.too_many_tries"))(self.page)
-
-    async def expect(self, step: int | None) -> Awaitable[float]:
-        """When the page first shows tour step ``step`` (``None``: the question's choices)."""
-        if step is None:
-            return self.page.watch(lambda page: page.widget("radio", "class_answer_") is not None)
-        return self.page.watch(says("heading", title(step)))
-
-    async def answer(self, label: str) -> tuple[float, float | None]:
-        """Choose ``label``: (when it was sent, when its run finished)."""
-        radio = self.page.widget("radio", "class_answer_")
-        if label not in radio.options:
-            raise ValueError(f"{label!r} is not one of {list(radio.options)}")
-        state = WidgetState(id=radio.id, string_value=label)
-        self.page.remembered[widget_key(radio.id)] = state  # as in a browser, later runs report the choice
-        done = self.page.watch(lambda page: page.last_status == ForwardMsg.FINISHED_SUCCESSFULLY)
-        sent = time.time()
-        await self.page.send_rerun(extra=(state,))
-        return sent, await asyncio.wait_for(done, WAIT_S)
-
-    def told_refused(self) -> bool:
-        return says("alert", T("class.answer_refused"))(self.page)
-
-    async def polls(self) -> int:
-        return self.page.polls()
-
-    async def problems(self) -> Counter:
-        return self.page.problems()
-
-    async def close(self) -> None:
-        await self.page.close()
+    def problems(self) -> Counter:
+        closed = self.ws.close_code is not None
+        return Counter({"teacher: exception elements": self.exceptions, "teacher: socket closed": int(closed)})
 
 
-class BrowserPage:
-    """A headless Chromium page (a phone's size and user agent) in a context of its own."""
-
-    kind = "browser"
-
-    def __init__(self, browser, url: str, ready: str):
-        self.browser, self.url, self.ready = browser, url, ready  # ready: a text the opened page shows
-        self.errors: list[str] = []
-        self.probes = 0  # the frontend's 404s on a deep link: it looks for the server under the page's path first
-        self.version_reads = 0  # a student's page's polls (ui/follow.js)
-
-    async def open(self) -> None:
-        self.context = await self.browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US",
-                                                      user_agent=local_server.PHONE_USER_AGENT)
-        await self.context.add_init_script(STATES_LOG)
-        self.page = await self.context.new_page()
-        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"[:200]))
-        self.page.on("console", self._console)
-        self.page.on("response", self._response)
-        await self.page.goto(self.url, wait_until="commit", timeout=60_000)
-        # (the visible one: a phone's closed sidebar holds the page's name too, hidden)
-        await self.page.get_by_text(self.ready).filter(visible=True).first.wait_for(timeout=60_000)
-        await self.page.wait_for_selector(h.IDLE, state="attached", timeout=60_000)
-
-    def _console(self, message) -> None:
-        if message.type == "error" and not message.text.startswith("Failed to load resource"):  # (see _response)
-            self.errors.append(f"console: {message.text}"[:200])
-
-    def _response(self, response) -> None:
-        if response.status < 400:
-            self.version_reads += urlsplit(response.url).path.startswith("/api/class/")
-            return
-        if PROBE.match(urlsplit(response.url).path):
-            self.probes += 1
-        else:
-            self.errors.append(f"HTTP {response.status}: {response.url}"[:200])
-
-    async def polls(self) -> int:
-        """Reads of the class's version so far (the page's polls)."""
-        return self.version_reads
-
-    async def problems(self) -> Counter:
-        shown = await self.page.locator(h.EXCEPTION).count()
-        return Counter({"page/console errors": len(self.errors), "exceptions shown": shown})
-
-    async def close(self) -> None:
-        with contextlib.suppress(Exception):  # a context already gone
-            await self.context.close()
-
-
-class BrowserStudent(BrowserPage):
-    """A student's phone as a Chromium page on /join, with a token of its own."""
-
-    def __init__(self, browser, base: str, code: str):
-        self.token = new_student()
-        super().__init__(browser, f"{base}/join?class={code}&lang=en&me={self.token}", T("join.in_class", code=code))
-
-    def joined(self) -> bool:
-        return True  # a page that does not show the class fails to open
-
-    async def expect(self, step: int | None) -> Awaitable[float]:
-        """When the page first shows tour step ``step`` (``None``: the question's choices), seen in the page."""
-        watched = ["h3", title(step)] if step is not None else ["[data-testid=stRadio]", T("join.your_answer")]
-        key = await self.page.evaluate(WATCH, watched)
-        return asyncio.ensure_future(self._seen(key))
-
-    async def _seen(self, key: int) -> float:
-        return await self.page.evaluate(SEEN, key) / 1000
-
-    async def answer(self, label: str) -> tuple[float, float | None]:
-        """Click ``label``: (when, the end of the first run that started after it; ``None`` if none was seen)."""
-        sent = time.time()
-        await self.page.get_by_text(label, exact=True).click()
-        try:
-            done = await self.page.wait_for_function(RUN_AFTER, arg=sent * 1000, timeout=WAIT_S * 1000, polling=50)
-        except Exception:  # noqa: BLE001 - a run too quick to show its state; the teacher still times the answer
-            return sent, None
-        return sent, await done.json_value() / 1000
-
-    def told_refused(self) -> bool:
-        return False  # (vote stuffing uses protocol sessions only)
-
-
-# --- servers and /proc ----------------------------------------------------------------------------
+# --- servers and /proc ------------------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
@@ -384,8 +707,8 @@ def app_server(store: str, settings: dict[str, str], logs: Path, name: str):
 
 def cpu_split(server_pid: int) -> dict[str, float]:
     """CPU seconds so far: the server (and its children, ended ones included), of which its worker
-    processes (bundles built ahead), redis-server, Chromium (every other process below this one) and this
-    process (the protocol sessions)."""
+    processes (bundles built), redis-server, Chromium and the flooder (every other process below this one)
+    and this process (the teacher's session and the scripted students)."""
     server = {server_pid, *h.descendants(server_pid)}
     others = [p for p in h.descendants(os.getpid()) if p not in server]
     redis = [p for p in others if Path(f"/proc/{p}/comm").exists()
@@ -393,7 +716,7 @@ def cpu_split(server_pid: int) -> dict[str, float]:
     seconds = {p: h.cpu_seconds(p) or 0.0 for p in (*others, os.getpid())}
     tree = h.tree_cpu_seconds(server_pid)
     return {"server": tree, "workers": tree - (h.cpu_seconds(server_pid) or 0.0),
-            "redis": sum(seconds[p] for p in redis), "browser": sum(seconds[p] for p in others if p not in redis),
+            "redis": sum(seconds[p] for p in redis), "chromium": sum(seconds[p] for p in others if p not in redis),
             "benchmark": seconds[os.getpid()]}
 
 
@@ -422,7 +745,7 @@ def log_problems(path: Path) -> list[str]:
     return [x[:200] for x in lines if re.search(r"Traceback|Error|Exception|WARNING|CRITICAL", x)]
 
 
-async def bounded(done: Awaitable[float]) -> float | None:
+async def bounded(done) -> float | None:
     """``done``'s time, or ``None`` after :data:`WAIT_S`."""
     try:
         return await asyncio.wait_for(done, WAIT_S)
@@ -430,146 +753,180 @@ async def bounded(done: Awaitable[float]) -> float | None:
         return None
 
 
-async def problems(sessions: list) -> Counter:
-    return sum([await s.problems() for s in sessions], Counter())
+def problems(students: list) -> Counter:
+    return sum((s.problems for s in students), Counter())
 
 
-async def polls(sessions: list) -> Counter:
-    """Polls so far, by kind of session."""
-    return sum([Counter({s.kind: await s.polls()}) for s in sessions], Counter())
+# --- the class --------------------------------------------------------------------------------------------------
 
 
-# --- the class ------------------------------------------------------------------------------------
-
-
-async def join(browser, base: str, code: str, args) -> list:
-    """The students, Chromium pages first, one every ``--join-every`` s (those that could not open left out)."""
-    port = int(base.rsplit(":", 1)[1])
-    students: list = [BrowserStudent(browser, base, code) for _ in range(args.browser_students)]
-    students += [ProtocolStudent(port, code) for _ in range(args.students - args.browser_students)]
+async def join_students(browser, base: str, port: int, code: str, numbers: range, chromium: int,
+                        every: float) -> list:
+    """Students ``numbers`` join, one every ``every`` s, the first ``chromium`` of the class as Chromium pages
+    (those that could not open left out, and said)."""
+    students = [BrowserStudent(n, browser, base, code) if n < chromium else
+                ScriptedStudent(n, port, code, address(n - chromium)) for n in numbers]
 
     async def one(student, delay: float):
         await asyncio.sleep(delay)
         try:
-            await student.open()
-            return student
+            if await student.open():
+                return student
+            print(f"  {student.kind} student {student.number} did not join: {dict(student.problems)}")
         except Exception as error:  # noqa: BLE001 - counted, never fatal
-            print(f"  a {student.kind} student could not open the class: {type(error).__name__}: {error}"[:300])
-            await student.close()
-            return None
+            print(f"  {student.kind} student {student.number} could not open the class: {type(error).__name__}: "
+                  f"{error}"[:300])
+        await student.close()
+        return None
 
-    opened = await asyncio.gather(*(one(s, n * args.join_every) for n, s in enumerate(students)))
-    return [s for s in opened if s is not None and s.joined()]
-
-
-async def follow(teacher: Teacher, students: list, key: str, step: int | None) -> dict:
-    """Press ``key``; each student's time to show tour step ``step`` (``None``: the question's choices)."""
-    shown = [await s.expect(step) for s in students]
-    ready = says("heading", title(step)) if step is not None else (
-        lambda page: page.widget("selectbox", "class_question_") is not None)
-    sent, applied = await teacher.press(key, ready)
-    times = await asyncio.gather(*(bounded(d) for d in shown))
-    return {"step": step, "sent": sent, "applied": applied, "teacher_ms": 1000 * (applied - sent),
-            "shown": [{"kind": s.kind, "after_applied_ms": None if x is None else 1000 * (x - applied),
-                       "after_click_ms": None if x is None else 1000 * (x - sent)}
-                      for s, x in zip(students, times, strict=True)]}
+    opened = await asyncio.gather(*(one(s, n * every) for n, s in enumerate(students)))
+    return [s for s in opened if s is not None]
 
 
-async def steps(teacher: Teacher, students: list, count: int, rng: random.Random) -> list[dict]:
-    """Next, Next... (Previous from the last step), ``count`` times, timed at every student."""
+async def lead(teacher: Teacher, students: list, key: str, shown: Shown, cpu: ServerCpu) -> dict:
+    """The teacher presses ``key``: each student's time from the click to showing ``shown`` (a scripted student:
+    its state arrived, and its files fetched); the server's CPU seconds (its process, its worker processes) until
+    every one had drawn it, and how late this process's own event loop ran meanwhile (its readings are as late)."""
+    scripted = [s for s in students if s.kind == "scripted"]
+    arrived = [s.expect("state", shown.state) for s in scripted]
+    drawn = [s.expect("drawn", shown.state) for s in scripted]
+    lags: list[float] = []
+    probe = asyncio.create_task(lateness(lags))
+    before = cpu()
+    sent, ran = await teacher.press(key, shown.teacher)
+    pages = [s.shown_at(sent, shown) for s in students if s.kind == "chromium"]
+    arrived, drawn, pages = (await asyncio.gather(*(bounded(x) for x in arrived)),
+                             await asyncio.gather(*(bounded(x) for x in drawn)), await asyncio.gather(*pages))
+    after = cpu()
+    probe.cancel()
+
+    def ms(x: float | None) -> float | None:
+        return None if x is None else 1000 * (x - sent)
+
+    return {"shown": shown.name, "sent": sent, "teacher_ms": ms(ran), "cpu_s": after[0] - before[0],
+            "workers_cpu_s": after[1] - before[1], "loop_late_ms": max(lags, default=0.0),
+            "scripted_ms": [ms(x) for x in arrived], "scripted_drawn_ms": [ms(x) for x in drawn],
+            "chromium_ms": [ms(x) for x in pages]}
+
+
+async def lateness(lags: list[float], every: float = 0.005) -> None:
+    """How late each short sleep of this event loop wakes (ms), until cancelled."""
+    while True:
+        start = time.perf_counter()
+        await asyncio.sleep(every)
+        lags.append(1000 * (time.perf_counter() - start - every))
+
+
+def server_cpu(pids: Callable[[], list[int]]) -> ServerCpu:
+    """CPU seconds so far of the server processes ``pids()`` names, and of their worker processes."""
+
+    def used() -> tuple[float, float]:
+        alive = [p for p in pids() if Path(f"/proc/{p}").exists()]
+        process = sum(h.cpu_seconds(p) or 0.0 for p in alive)
+        return process, sum(h.tree_cpu_seconds(p) for p in alive) - process
+
+    return used
+
+
+def shown_ms(r: dict, drawn: bool = False) -> list[float | None]:
+    """Every student's time to show it (a scripted one's: its state arrived; ``drawn``: its files fetched too)."""
+    return r["scripted_drawn_ms" if drawn else "scripted_ms"] + r["chromium_ms"]
+
+
+async def steps(teacher: Teacher, students: list, count: int, rng: random.Random, cpu: ServerCpu) -> list:
+    """Next to the tour's last step, then Previous to its first, and so on, ``count`` times, each timed at every
+    student; marked ``first_visit`` when the step's file had not been asked for on this server yet (made then)."""
     out = []
     for _ in range(count):
         step = teacher.step()
-        forward = step < len(TOUR) - 1
-        out.append(await follow(teacher, students, "class_next" if forward else "class_previous",
-                                step + 1 if forward else step - 1))
+        teacher.forward = step < len(TOUR) - 1 and (teacher.forward or step == 0)
+        to = step + 1 if teacher.forward else step - 1
+        led = await lead(teacher, students, "class_next" if teacher.forward else "class_previous", tour_step(to), cpu)
+        out.append(led | {"step": to, "first_visit": bool(students) and to not in teacher.visited})
+        if students:
+            teacher.visited.add(to)
         await asyncio.sleep(rng.uniform(*STEP_PAUSE_S))
     return out
 
 
-async def answer_all(students: list, question: int, rng: random.Random) -> tuple[dict[str, str], list[dict]]:
-    """Every student answers a random choice at a random moment of the answer window: what was sent, and when."""
-    choices = {s.token: rng.choice(QUESTIONS[question].choices) for s in students}
-
-    async def one(student, delay: float) -> dict:
-        await asyncio.sleep(delay)
-        try:
-            sent, done = await student.answer(T(QUESTIONS[question].choice_key(choices[student.token])))
-        except Exception as error:  # noqa: BLE001 - counted
-            return {"kind": student.kind, "sent": time.time(), "done": None, "error": f"{type(error).__name__}"}
-        return {"kind": student.kind, "sent": sent, "done": done, "error": None}
-
-    return choices, list(await asyncio.gather(*(one(s, rng.uniform(0, ANSWER_WINDOW_S)) for s in students)))
-
-
-def expected(question: int, choices: dict[str, str], students: list) -> LiveClass:
-    """The class once every answer in ``choices`` is counted."""
-    return LiveClass(code="", teacher="", lang="en", question=question, students=frozenset(s.token for s in students),
+def expected(question: int, choices: dict[str, str], tokens: list[str]) -> LiveClass:
+    """The class once every answer in ``choices`` (by token) is counted."""
+    return LiveClass(code="", teacher="", lang="en", question=question, students=frozenset(tokens),
                      answers={token: Answer(choice, "") for token, choice in choices.items()})
 
 
-async def answers(teacher: Teacher, students: list, rng: random.Random, redis_url: str | None, code: str) -> dict:
-    """Ask; everyone answers within the window; the teacher's count; the counts revealed (and stored)."""
-    asked = await follow(teacher, students, "class_show_question", None)
-    question, n = teacher.question(), len(students)
-    counted = teacher.watch(says("heading", status_line(n, n)))
-    choices, timing = await answer_all(students, question, rng)
-    last_sent = max(x["sent"] for x in timing)
-    last_done = max((x["done"] for x in timing if x["done"] is not None), default=None)
-    at = await bounded(counted)
-    status = teacher.status()
-    record = expected(question, choices, students)
+async def answer_all(students: list, question: int, rng: random.Random, window: tuple[float, float]) -> list[dict]:
+    """Every student answers a random choice at a random moment of ``window`` (s from now): what was sent."""
+
+    async def one(student, delay: float) -> dict:
+        choice = rng.choice(QUESTIONS[question].choices)
+        await asyncio.sleep(delay)
+        sent = time.time()
+        counted = await student.answer(choice)
+        return {"token": student.token, "kind": student.kind, "choice": choice, "counted": counted,
+                "ms": 1000 * (time.time() - sent), "sent": sent}
+
+    return list(await asyncio.gather(*(one(s, rng.uniform(*window)) for s in students)))
+
+
+async def answers(teacher: Teacher, students: list, rng: random.Random, redis_url: str | None, code: str,
+                  cpu: ServerCpu) -> dict:
+    """Ask; everyone answers within the window; the teacher's count; the reveal each student reads against what
+    was sent (and for Redis the record as stored)."""
+    question = 0  # the one the "Question" button asks: the class's last, its first at first
+    asked = await lead(teacher, students, "class_show_question", question_open(question), cpu)
+    n = len(students)
+    counted_all = teacher.watch(lambda page: status_line(n, n) in page.texts("heading"))
+    sent = await answer_all(students, question, rng, (0, ANSWER_WINDOW_S))
+    last_done = max(x["sent"] + x["ms"] / 1000 for x in sent)
+    at = await bounded(counted_all)
+    final = {x["token"]: x["choice"] for x in sent if x["counted"]}
+    record = expected(question, final, [s.token for s in students])
+    shown = await lead(teacher, students, "class_reveal", revealed(question), cpu)
     description = answers_description(record, T)
-    with contextlib.suppress(TimeoutError):  # nothing revealed: no description to compare
-        await teacher.press("class_reveal", mentions("markdown", "answered"))
-    shown = [plain_text(b) for b in teacher.texts("markdown") if "answered" in b]
+    read = [r for s in students if s.kind == "scripted" for r in s.reveals[-1:]]
+    verdicts = Counter(r["verdict"]["kind"] for r in read)
     stored = RedisStore(redis_url).read(code) if redis_url else None
-    return {"question_shown": asked, "students": n, "answers_sent": len(choices),
-            "answer_errors": [x["error"] for x in timing if x["error"]],
-            "answer_runs": [{"kind": x["kind"], "ms": 1000 * (x["done"] - x["sent"])} for x in timing
-                            if x["done"] is not None],
-            "browser_answers_untimed": sum(1 for x in timing if x["done"] is None and not x["error"]),
-            "status_after_last_done_ms": None if at is None or last_done is None else 1000 * (at - last_done),
-            "status_after_last_sent_ms": None if at is None else 1000 * (at - last_sent),
-            "status_seen": status, "sent_counts": counts(record), "revealed": shown,
-            "revealed_counts_match": description in shown,
+    return {"question": question, "asked": asked, "revealed": shown, "students": n, "sent": len(sent),
+            "counted": sum(1 for x in sent if x["counted"]), "not_counted": sum(1 for x in sent if not x["counted"]),
+            "answer_ms": {kind: [x["ms"] for x in sent if x["kind"] == kind] for kind in ("scripted", "chromium")},
+            "status_after_last_answer_ms": None if at is None else 1000 * (at - last_done),
+            "sent_counts": counts(record), "reveals_read": len(read),
+            "reveals_matching": sum(r["description"] == description for r in read),
+            "verdicts": dict(verdicts),
             "stored_counts": counts(stored) if stored else None,
-            "stored_counts_match": None if stored is None else counts(stored) == counts(record)
-            and set(stored.answers) == set(choices)}
+            "stored_matches": None if stored is None else counts(stored) == counts(record)
+            and {t: a.choice for t, a in stored.answers.items()} == final}
 
 
-async def idle(teacher: Teacher, students: list, server_pid: int, step: int, seconds: float) -> dict:
-    """The class back on tour step ``step``, then ``seconds`` of following it: CPU, RSS, polls, errors;
-    then one more step, to see that everyone still follows."""
-    back = await follow(teacher, students, "class_show_tour", step)
-    await asyncio.sleep(SETTLE_S)
-    polls_before, teacher_polls, errors_before = await polls(students), teacher.polls(), await problems(students)
+async def idle(teacher: Teacher, students: list, server_pid: int, step: int, seconds: float,
+               cpu: ServerCpu) -> dict:
+    """The class back on tour step ``step`` (the one it left), then ``seconds`` of following it: CPU, RSS,
+    errors; then one more step, to see that every student still follows."""
+    back = await lead(teacher, students, "class_show_tour", tour_step(step), cpu)
+    waited = await quiet(server_pid)
+    before = problems(students)
     used = await usage(server_pid, seconds)
-    student_polls = await polls(students) - polls_before
-    errors = await problems(students) - errors_before
+    errors = problems(students) - before
+    step = teacher.step()
     forward = step < len(TOUR) - 1
-    after = await follow(teacher, students, "class_next" if forward else "class_previous",
-                         step + 1 if forward else step - 1)
-    return {"back_on_tour": back, **used, "polls_per_s": {k: n / used["seconds"] for k, n in student_polls.items()},
-            "teacher_polls_per_s": (teacher.polls() - teacher_polls) / used["seconds"], "errors": dict(errors),
-            "following_after": after}
+    after = await lead(teacher, students, "class_next" if forward else "class_previous",
+                       tour_step(step + 1 if forward else step - 1), cpu)
+    return {"back_on_tour": back, "quiet_after_s": waited, **used, "errors": dict(errors), "following_after": after}
 
 
-async def idle_elsewhere(browser, base: str, server_pid: int, args) -> dict:
-    """The baseline: as many sessions (browser pages as many) idle on /teach, which does not poll."""
-    port = int(base.rsplit(":", 1)[1])
-    sessions: list = [BrowserPage(browser, f"{base}/teach?lang=en", T("teach.title"))
-                      for _ in range(args.browser_students)]
-    sessions += [Page(port, "lang=en", "teach") for _ in range(args.students - args.browser_students + 1)]
-    for session in sessions:
-        await (session.open() if isinstance(session, BrowserPage) else session.connect(timeout=60))
-        await asyncio.sleep(args.join_every)
-    await asyncio.sleep(SETTLE_S)
-    used = await usage(server_pid, args.baseline_seconds)
-    errors = sum([s.problems() if isinstance(s, Page) else await s.problems() for s in sessions], Counter())
-    for session in sessions:
-        await session.close()
-    return {"sessions": len(sessions), **used, "errors": dict(errors)}
+async def quiet(server_pid: int, below: float = 0.05, every: float = 5.0, most: float = 120.0) -> float:
+    """Wait until the server (its worker processes too: the Explorer's parts built after "show me") used less than
+    ``below`` of a core over ``every`` s, at most ``most`` s: the seconds waited."""
+    start = time.monotonic()
+    before = h.tree_cpu_seconds(server_pid)
+    while time.monotonic() - start < most:
+        await asyncio.sleep(every)
+        after = h.tree_cpu_seconds(server_pid)
+        if after - before < below * every:
+            break
+        before = after
+    return time.monotonic() - start
 
 
 def explorer_latency(base: str, n: int) -> dict:
@@ -587,63 +944,243 @@ def explorer_latency(base: str, n: int) -> dict:
             browser.close()
 
 
-async def live_class(browser, store: str, args, logs: Path) -> dict:
-    """Steps, answers and idle following on one server with raised limits, then the /teach baseline."""
-    rng = random.Random(args.seed)
-    with app_server(store, RAISED, logs, f"{store}-class") as (base, pid, redis_url):
-        teacher = Teacher(int(base.rsplit(":", 1)[1]))
-        code = await teacher.start()
-        students = await join(browser, base, code, args)
-        in_class = await bounded(teacher.watch(says("heading", status_line(len(students)))))
-        result = {"students": len(students), "browser_students": sum(s.kind == "browser" for s in students),
-                  "teacher_counted_all": in_class is not None}
-        result["steps"] = await steps(teacher, students, args.steps, rng)
-        result["answers"] = await answers(teacher, students, rng, redis_url, code)
-        step = result["steps"][-1]["step"] if result["steps"] else 0  # the class's tour step
-        result["idle"] = await idle(teacher, students, pid, step, args.idle_seconds)
-        if args.explorer_n:  # the class still following
-            result["explorer_in_class"] = await asyncio.to_thread(explorer_latency, base, args.explorer_n)
-        result["errors"] = dict(await problems(students) + teacher.problems())
-        result["browser_messages"] = [e for s in students if s.kind == "browser" for e in s.errors][:10]
-        result["deep_link_404s"] = sum(s.probes for s in students if s.kind == "browser")
-        for session in (*students, teacher):
-            await session.close()
-        await asyncio.sleep(SETTLE_S)
-        if args.explorer_n:  # the same server, the class gone
-            result["explorer_alone"] = await asyncio.to_thread(explorer_latency, base, args.explorer_n)
-        result["baseline"] = await idle_elsewhere(browser, base, pid, args)
-        result["server_log"] = log_problems(logs / f"{store}-class.log")
-    return result
+# --- the flood: one computer's script, in a process of its own ------------------------------------------------
+
+
+def flood(port: int, path: str, stop, results) -> None:
+    """(A process of its own.) :data:`FLOOD_CONNECTIONS` keep-alive connections from :data:`FLOODER` read ``path``
+    as fast as they can until ``stop`` is set; its answers by status and its CPU go to ``results``."""
+    results.put(asyncio.run(flooding(port, path, stop)))
+
+
+async def flooding(port: int, path: str, stop) -> dict:
+    statuses, failures = Counter(), Counter()
+    start = time.monotonic()
+
+    async def one() -> None:
+        connection = Connection(port, FLOODER, {})
+        while not stop.is_set():
+            try:
+                statuses[(await connection.request("GET", path)).status] += 1
+            except (OSError, asyncio.IncompleteReadError, TimeoutError) as error:
+                failures[type(error).__name__] += 1
+                await asyncio.sleep(0.01)
+        connection.close()
+
+    await asyncio.gather(*(one() for _ in range(FLOOD_CONNECTIONS)))
+    return {"seconds": time.monotonic() - start, "statuses": dict(statuses), "failures": dict(failures),
+            "cpu_s": h.cpu_seconds(os.getpid()) or 0.0}
+
+
+async def flooded(teacher: Teacher, students: list, server_pid: int, port: int, code: str, args,
+                  rng: random.Random, cpu: ServerCpu) -> dict:
+    """``--steps`` steps while one computer floods the class's state route (with a token of the class: one of its
+    students' computers; the class is full)."""
+    path = f"/api/class/{code}/state?me={students[-1].token}"
+    spawn = multiprocessing.get_context("spawn")
+    stop, results = spawn.Event(), spawn.Queue()
+    process = spawn.Process(target=flood, args=(port, path, stop, results), daemon=True)
+    before = cpu_split(server_pid)
+    process.start()
+    try:
+        await asyncio.sleep(3)  # under way
+        led = await steps(teacher, students, args.steps, rng, cpu)
+    finally:
+        stop.set()
+        answered = await asyncio.to_thread(results.get, True, 60)
+        process.join(timeout=10)
+    after = cpu_split(server_pid)
+    return {"steps": led, "flooder": answered,
+            "cpu_s": {k: after[k] - before[k] for k in ("server", "chromium", "benchmark")}}
+
+
+# --- vote stuffing -------------------------------------------------------------------------------------------
 
 
 async def stuffing(store: str, settings: dict[str, str], logs: Path, name: str, rng: random.Random) -> dict:
-    """50 sessions of one address join (each a token of its own) and answer: what is counted, what is said."""
+    """50 students of one address (each a token of its own) join and answer: what is counted, what is said."""
     with app_server(store, settings, logs, name) as (base, _pid, _url):
         port = int(base.rsplit(":", 1)[1])
         teacher = Teacher(port)
         code = await teacher.start()
-        sessions = [ProtocolStudent(port, code) for _ in range(STUFFERS)]
-        for session in sessions:
-            await session.open()
-        joined = [s for s in sessions if s.joined()]
-        await bounded(teacher.watch(says("heading", status_line(len(joined)))))
-        await follow(teacher, joined, "class_show_question", None)
-        _, timing = await answer_all(joined, teacher.question(), rng)
+        await teacher.press("class_show_question", lambda page: page.question() is not None)
+        stuffers = [ScriptedStudent(n, port, code, STUFFER) for n in range(STUFFERS)]
+        joined = []
+        for stuffer in stuffers:  # 10 a second: the address's request bucket is not what stops them
+            if await stuffer.join():
+                joined.append(stuffer)
+            await asyncio.sleep(0.1)
+        sent = []
+        for stuffer in joined:
+            sent.append(await stuffer.answer(rng.choice(QUESTIONS[0].choices)))
+            await asyncio.sleep(0.1)
         settled = await bounded(teacher.watch(lambda page: sum(page.status() or (0, 0)) >= len(joined)))
         counted, refused = teacher.status() or (None, None)
         result = {"settings": settings, "sessions": STUFFERS, "joined": len(joined),
-                  "answers_sent": sum(1 for x in timing if not x["error"]), "counted": counted,
-                  "refused_shown": refused, "status_settled": settled is not None,
+                  "join_refusals": dict(problems(stuffers)), "answers_sent": len(sent),
+                  "told_counted": sum(x is True for x in sent), "told_not_counted": sum(x is False for x in sent),
+                  "counted": counted, "refused_shown": refused, "status_settled": settled is not None,
                   "teacher_notice": [a for a in teacher.texts("alert") if REFUSED.search(a)],
-                  "students_told_refused": sum(s.told_refused() for s in joined),
-                  "errors": dict(await problems(sessions) + teacher.problems())}
-        for session in (*sessions, teacher):
+                  "teacher_errors": dict(+teacher.problems())}
+        for session in (*stuffers, teacher):
             await session.close()
         result["server_log"] = log_problems(logs / f"{name}.log")
     return result
 
 
-# --- report ---------------------------------------------------------------------------------------
+# --- one store ---------------------------------------------------------------------------------------------------
+
+
+async def live_class(browser, store: str, args, logs: Path) -> dict:
+    """Every part of a class of ``--students`` on one server of ``store``."""
+    rng = random.Random(args.seed)
+    with app_server(store, RAISED, logs, f"{store}-class") as (base, pid, redis_url):
+        port = int(base.rsplit(":", 1)[1])
+
+        cpu = server_cpu(lambda: [pid])
+        teacher = Teacher(port)
+        code = await teacher.start()
+        started = time.monotonic()
+        result: dict = {"load_average_start": os.getloadavg(), "settle_seconds": args.settle_seconds}
+        await asyncio.sleep(max(0.0, started + args.settle_seconds - time.monotonic()))
+        result["settle_cpu_percent_last_10_s"] = await settle_cpu(pid)
+        result["cost_0"] = await steps(teacher, [], args.steps, rng, cpu)
+        small = min(args.small_class, args.students)
+        students = await join_students(browser, base, port, code, range(small), args.browser_students, args.join_every)
+        teacher.visited.add(teacher.step())
+        await asyncio.sleep(SETTLE_S)
+        led = await steps(teacher, students, 2 * args.steps, rng, cpu)  # twice: its first visits make the steps' files
+        result["small"] = {"students": len(students), "steps": led}
+        students += await join_students(browser, base, port, code, range(small, args.students), args.browser_students,
+                                        args.join_every)
+        in_class = await bounded(teacher.watch(lambda page: status_line(len(students)) in page.texts("heading")))
+        result |= {"students": len(students), "chromium_students": sum(s.kind == "chromium" for s in students),
+                   "teacher_counted_all": in_class is not None}
+        await asyncio.sleep(SETTLE_S)
+        result["steps"] = await steps(teacher, students, args.steps, rng, cpu)
+        tour_at = teacher.step()
+        result["answers"] = await answers(teacher, students, rng, redis_url, code, cpu)
+        result["show_me"] = await lead(teacher, students, "class_show_me", explorer_on(result["answers"]["question"]),
+                                       cpu)
+        result["idle"] = await idle(teacher, students, pid, tour_at, args.idle_seconds, cpu)
+        if args.explorer_n:  # the class still following
+            result["explorer_in_class"] = await asyncio.to_thread(explorer_latency, base, args.explorer_n)
+        if store in args.flood:
+            result["flood"] = await flooded(teacher, students, pid, port, code, args, rng, cpu)
+        result["errors"] = dict(problems(students) + teacher.problems())
+        result["chromium_messages"] = [e for s in students if s.kind == "chromium" for e in s.errors][:10]
+        for session in (*students, teacher):
+            await session.close()
+        await asyncio.sleep(SETTLE_S)
+        if args.explorer_n:  # the same server, the class gone
+            result["explorer_alone"] = await asyncio.to_thread(explorer_latency, base, args.explorer_n)
+        result["server_log"] = log_problems(logs / f"{store}-class.log")
+        result["load_average_end"] = os.getloadavg()
+    return result
+
+
+async def settle_cpu(pid: int) -> float:
+    """The server's CPU over 10 s (% of one core), at the end of the settle time: whether its builds ahead
+    were done."""
+    before = h.tree_cpu_seconds(pid)
+    await asyncio.sleep(10)
+    return 10 * (h.tree_cpu_seconds(pid) - before)
+
+
+# --- the cluster ---------------------------------------------------------------------------------------------------
+
+
+async def cluster_class(browser, args, logs: Path) -> dict:
+    """The class on two replicas behind HAProxy; the replica of half the students' streams SIGKILLed."""
+    from benchmarks import cluster as served  # noqa: PLC0415 - it imports this module
+
+    rng = random.Random(args.seed)
+    killed, live = 1, 2
+    with served.cluster(2, logs, "live-class-cluster") as running:
+        port = running.port
+
+        cpu = server_cpu(lambda: [p for p, _ in running.replicas.values()])
+        teacher = Teacher(port, headers={"Cookie": f"{COOKIE}=r{live}"})
+        code = await teacher.start()
+        started = time.monotonic()
+        students = await join_students(browser, running.base, port, code, range(args.students),
+                                       args.browser_students, args.join_every)
+        await asyncio.sleep(max(0.0, started + args.settle_seconds - time.monotonic()))
+        result: dict = {"students": len(students), "load_average_start": os.getloadavg()}
+        while teacher.question() is None:  # along the live script, to its first question
+            position = script_position_of(teacher)
+            activity, n = LIVE_SCRIPT[position + 1]
+            shown = tour_step(n) if activity == "tour" else question_open(n)
+            await lead(teacher, students, "class_script_next", shown, cpu)
+            await asyncio.sleep(1)
+        first = teacher.question()
+        placed = {s.number: (s.replica() if s.kind == "scripted" else await s.replica()) for s in students}
+        result["streams_by_replica"] = dict(Counter(placed.values()))
+        doomed = [s for s in students if placed[s.number] == f"r{killed}"]
+        last = [s for s in doomed if s.kind == "scripted"][:20]
+        before = await answer_all([s for s in students if s not in last], first, rng, (0, ANSWER_WINDOW_S - 1))
+        before += await answer_all(last, first, rng, (0, 0.5))  # just before the kill
+        acknowledged = time.time()
+        doomed_pids = {running.replicas[killed][0], *h.descendants(running.replicas[killed][0])}
+        killed_at = time.time()
+        os.kill(running.replicas[killed][0], signal.SIGKILL)
+        stored = RedisStore(running.redis_url).read(code)
+        sent_first = {x["token"]: x["choice"] for x in before}
+        result["before_kill"] = {
+            "question": first, "sent": len(before), "counted": sum(x["counted"] is True for x in before),
+            "last_answers": len(last), "last_ack_to_kill_ms": 1000 * (killed_at - acknowledged),
+            "stored": len(stored.answers), "stored_matches": {t: a.choice for t, a in stored.answers.items()}
+            == sent_first, "refused": stored.refused}
+        second = LIVE_SCRIPT[LIVE_SCRIPT.index(("question", first)) + 1][1]
+        result["step_after_kill"] = await lead(teacher, students, "class_script_next", question_open(second), cpu)
+        result["step_after_kill"]["click_after_kill_ms"] = 1000 * (result["step_after_kill"]["sent"] - killed_at)
+        after = await answer_all(students, second, rng, (0, ANSWER_WINDOW_S))
+        final = {x["token"]: x["choice"] for x in after}
+        again = [s for s in doomed if s.kind == "scripted"]
+        for i, student in enumerate(again):  # those of the killed replica answer again: half change it
+            choices = QUESTIONS[second].choices
+            choice = final[student.token] if i % 2 == 0 else next(c for c in choices if c != final[student.token])
+            final[student.token] = choice
+            after.append({"token": student.token, "choice": choice, "counted": await student.answer(choice)})
+        await asyncio.sleep(1)
+        stored = RedisStore(running.redis_url).read(code)
+        result["after_kill"] = {
+            "question": second, "sent": len(after), "counted": sum(x["counted"] is True for x in after),
+            "students_answered": len(final), "stored": len(stored.answers), "refused": stored.refused,
+            "stored_matches": {t: a.choice for t, a in stored.answers.items()} == final}
+        broke = {s.number for s in students if s.kind == "scripted" and any(t >= killed_at for t in s.stream_breaks)}
+        reopened = [(min(t for t in s.stream_breaks if t >= killed_at), *next(o for o in s.stream_opens
+                                                                            if o[0] >= killed_at))
+                    for s in students if s.number in broke and any(o[0] >= killed_at for o in s.stream_opens)]
+        result["streams"] = {
+            "scripted_on_killed": sum(1 for s in doomed if s.kind == "scripted"), "broke_at_kill": len(broke),
+            "broke_and_on_killed": len(broke & {s.number for s in doomed}),
+            "broke_elsewhere": len(broke - {s.number for s in doomed}),
+            "reopened_on": dict(Counter(s.replicas[-1] for s in students if s.number in broke)),
+            "kill_to_break_ms": [1000 * (b - killed_at) for b, _, _ in reopened],
+            "break_to_asked_again_ms": [1000 * (a - b) for b, a, _ in reopened],
+            "asked_to_answered_ms": [1000 * (o - a) for _, a, o in reopened]}
+        result["errors"] = dict(problems(students) + teacher.problems())
+        result["chromium_messages"] = [e for s in students if s.kind == "chromium" for e in s.errors][:10]
+        for session in (*students, teacher):
+            await session.close()
+        await asyncio.sleep(2)
+        result["haproxy"] = {k: v for k, v in served.read_log(running.log(), killed=killed).items()
+                             if k in ("requests", "http_errors", "error_lines", "marked_down", "redispatched")}
+        for pid in doomed_pids:  # the killed replica's worker processes, if any outlived it
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    result["replica_log_problems"] = served.replica_problems(logs, "live-class-cluster")
+    return result
+
+
+def script_position_of(teacher: Teacher) -> int:
+    """Where the teacher's page is on the live script (-1: not on it)."""
+    here = ("tour", teacher.step()) if teacher.question() is None else ("question", teacher.question())
+    return LIVE_SCRIPT.index(here) if here in LIVE_SCRIPT else -1
+
+
+# --- report ----------------------------------------------------------------------------------------------------
 
 
 def known(values) -> list[float]:
@@ -654,107 +1191,168 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
-def report_steps(r: dict) -> dict:
-    shown = [x for step in r["steps"] for x in step["shown"]]
-    applied = known(x["after_applied_ms"] for x in shown)
-    missing = len(shown) - len(applied)
-    late = sorted({f"{x['kind']} student {i}" for step in r["steps"] for i, x in enumerate(step["shown"])
-                   if x["after_applied_ms"] is None})
-    print(f"1. the teacher's step -> each student's page shows it: {len(r['steps'])} steps x {r['students']} students "
-          f"({missing} not shown within {WAIT_S:.0f} s{': ' + ', '.join(late) if late else ''})")
+def every(led: list[dict], field: Callable[[dict], list]) -> list:
+    return [x for r in led for x in field(r)]
+
+
+def print_led(led: list[dict], drawn_name: str) -> None:
+    """The rows of a list of clicks: every student from the click, by kind, and the teacher's own run."""
     print(h.HEADER)
-    print(h.fmt_row("after the teacher's run finished, all", applied))
-    for kind, name in (("protocol", "protocol students (their run ended)"), ("browser", "Chromium students (in DOM)")):
-        print(h.fmt_row(f"    {name}", known(x["after_applied_ms"] for x in shown if x["kind"] == kind)))
-    print(h.fmt_row("after the teacher's click, all", known(x["after_click_ms"] for x in shown)))
-    print(h.fmt_row("the teacher's own run (click -> finished)", [step["teacher_ms"] for step in r["steps"]]))
-    each = [h.summary(known(x["after_click_ms"] for x in step["shown"] if x["kind"] == "protocol"))
-            for step in r["steps"]]
-    print("   each step, protocol students after the click, first / median / last (ms): "
-          + ", ".join(f"{s.get('min', 0):.0f} / {s.get('median', 0):.0f} / {s.get('max', 0):.0f}" for s in each))
-    out = {"not_shown": missing}
-    for name, field in (("from the teacher's run finished", "after_applied_ms"), ("from the click", "after_click_ms")):
-        summary = h.summary(known(x[field] for x in shown))
-        ok = summary["n"] > 0 and missing == 0 and summary["p95"] <= 2000 and summary["median"] <= 1000
-        print(f"   target p95 <= 2 s and median <= 1 s, every student, {name}: {verdict(ok)}")
-        out[field] = {"median_ms": summary.get("median"), "p95_ms": summary.get("p95"), "met": ok}
+    print(h.fmt_row("every student, from the click", known(every(led, shown_ms))))
+    print(h.fmt_row("    scripted: its state arrived", known(every(led, lambda r: r["scripted_ms"]))))
+    print(h.fmt_row(f"    scripted: {drawn_name}", known(every(led, lambda r: r["scripted_drawn_ms"]))))
+    print(h.fmt_row("    Chromium: the page shows it", known(every(led, lambda r: r["chromium_ms"]))))
+    print(h.fmt_row("the teacher's own run (click -> done)", known(r["teacher_ms"] for r in led)))
+    print(h.fmt_row("this process's event loop, late by (max)", [r["loop_late_ms"] for r in led]))
+
+
+def missing(led: list[dict]) -> int:
+    return sum(1 for x in every(led, shown_ms) if x is None)
+
+
+def warm(led: list[dict]) -> list[dict]:
+    """The steps whose files had been made before (a step's first visit on a server makes them)."""
+    return [x for x in led if not x.get("first_visit")]
+
+
+def report_steps(r: dict) -> dict:
+    led, small = r["steps"], r["small"]["steps"]
+    first = [x["step"] + 1 for x in led if x["first_visit"]]
+    print(f"1. step: the teacher's click (its session sends the button's rerun) -> each student shows the step; "
+          f"{len(led)} steps x {r['students']} students ({missing(led)} not shown within {WAIT_S:.0f} s; "
+          f"first visits, whose files were made then: steps {first or 'none'})")
+    print_led(led, "its tour file fetched too")
+    lasts = [max(known(shown_ms(x)), default=float("nan")) for x in led]
+    print("   each step's last student (ms): " + ", ".join(f"{x:.0f}" for x in lasts))
+    print(h.fmt_row("   steps visited before: every student", known(every(warm(led), shown_ms))))
+    s = h.summary(known(every(led, shown_ms)))
+    ok = s["n"] > 0 and missing(led) == 0 and s["median"] <= 150 and s["p95"] <= 300
+    print(f"   target median <= 150 ms and p95 <= 300 ms, every student, every step: {verdict(ok)}")
+    print(f"   the same with {r['small']['students']} students (first visits: steps "
+          f"{[x['step'] + 1 for x in small if x['first_visit']] or 'none'}):")
+    print_led(small, "its tour file fetched too")
+    return {"median_ms": s.get("median"), "p95_ms": s.get("p95"), "max_ms": s.get("max"), "not_shown": missing(led),
+            "warm_p95_ms": h.summary(known(every(warm(led), shown_ms))).get("p95"), "met": ok}
+
+
+def report_cost(r: dict) -> dict:
+    print("4. a step's cost: the server process's CPU seconds (its worker processes, which build the Explorer's parts "
+          "ahead, apart) from the click until every student had drawn the step (scripted: state and tour file; "
+          "Chromium: title), per step visited before (first visits apart)")
+    out = {}
+    for name, led in (("0 students (the teacher's run)", r["cost_0"]),
+                      (f"{r['small']['students']} students", r["small"]["steps"]),
+                      (f"{r['students']} students", r["steps"])):
+        cost = [x["cpu_s"] for x in warm(led)]
+        s = h.summary(cost)
+        firsts = [f"{x['cpu_s']:.2f}" for x in led if x.get("first_visit")]
+        print(f"   {name:<32} median {s.get('median', float('nan')):.3f} s, mean "
+              f"{sum(cost) / max(1, len(cost)):.3f} s, max {s.get('max', float('nan')):.3f} s over {len(cost)} steps"
+              + (f"; first visits {', '.join(firsts)} s" if firsts else ""))
+        out[name] = {"median_s": s.get("median"), "mean_s": sum(cost) / max(1, len(cost))}
     return out
 
 
 def report_answers(a: dict) -> dict:
-    delay = a["status_after_last_done_ms"]
-    print(f"2. answers: {a['answers_sent']} sent at random moments of {ANSWER_WINDOW_S:.0f} s "
-          f"({len(a['answer_errors'])} failed: {a['answer_errors'][:3]}; {a['browser_answers_untimed']} Chromium "
-          "answers whose run was not seen)")
+    print(f"5. answers: {a['sent']} sent at random moments of {ANSWER_WINDOW_S:.0f} s, {a['counted']} told counted, "
+          f"{a['not_counted']} not")
     print(h.HEADER)
-    for kind, name in (("protocol", "protocol (run finished)"), ("browser", "Chromium (page idle again)")):
-        print(h.fmt_row(f"answer's run, {name}", [x["ms"] for x in a["answer_runs"] if x["kind"] == kind]))
-    shown = a["question_shown"]["shown"]
-    print(h.fmt_row("question asked -> choices shown (after run)", known(x["after_applied_ms"] for x in shown)))
-    n, sent = a["students"], a["status_after_last_sent_ms"]
-    if sent is None:
-        late = f"not within {WAIT_S:.0f} s"
-    elif delay is None or delay >= 0:
-        late = f"{'?' if delay is None else f'{delay:.0f}'} ms after the last answer's run finished"
-    else:
-        late = f"before the last answer's run finished (by {-delay:.0f} ms)"
-    late += "" if sent is None else f", {sent:.0f} ms after the last answer was sent"
-    ok = delay is not None and delay <= 2000
-    print(f"   the teacher's status showed \"{status_line(n, n)}\" {late}; target <= 2 s: {verdict(ok)}")
-    print(f"   counts sent {a['sent_counts']}; the revealed description says the same: "
-          f"{'yes' if a['revealed_counts_match'] else 'NO: ' + str(a['revealed'])}"
-          + ("" if a["stored_counts"] is None else
-             f"; the record in Redis: {a['stored_counts']} ({'same' if a['stored_counts_match'] else 'DIFFERENT'})"))
-    return {"status_after_last_answer_ms": delay, "met": ok and a["revealed_counts_match"]
-            and a["stored_counts_match"] is not False}
+    for kind in ("scripted", "chromium"):
+        print(h.fmt_row(f"an answer's POST, {kind}", a["answer_ms"][kind]))
+    delay = a["status_after_last_answer_ms"]
+    print(f"   the teacher's status said all answered {'not within 20 s' if delay is None else f'{delay:.0f} ms'} "
+          "after the last answer's response")
+    match = a["reveals_matching"] == a["reveals_read"] > 0
+    same = "same, each answer its sender's" if a["stored_matches"] else "DIFFERENT"
+    stored = "" if a["stored_counts"] is None else f"; the record in Redis: {a['stored_counts']} ({same})"
+    print(f"   counts sent {a['sent_counts']}; the reveal read by {a['reveals_read']} scripted students says them in "
+          f"{a['reveals_matching']} ({'yes' if match else 'NO'}), verdicts {a['verdicts']}{stored}")
+    ok = match and a["counted"] == a["sent"] and a["stored_matches"] is not False
+    print(f"   every answer counted and the revealed counts as sent: {verdict(ok)}")
+    return {"met": ok}
+
+
+def report_show_me(r: dict) -> dict:
+    led = [r]
+    print(f"2. \"show me\": the teacher's click -> every student's Explorer on the view ({missing([r])} not within "
+          f"{WAIT_S:.0f} s)")
+    print(h.HEADER)
+    print(h.fmt_row("every student (scripted: files; Chromium: drawn)", known(shown_ms(r, drawn=True))))
+    print(h.fmt_row("    scripted: its state arrived", known(r["scripted_ms"])))
+    print(h.fmt_row("    scripted: and its page's files fetched", known(r["scripted_drawn_ms"])))
+    print(h.fmt_row("    Chromium: data-drawn is the view", known(r["chromium_ms"])))
+    print(h.fmt_row("the teacher's own run (click -> done)", known(x["teacher_ms"] for x in led)))
+    print(h.fmt_row("this process's event loop, late by (max)", [r["loop_late_ms"]]))
+    s = h.summary(known(shown_ms(r, drawn=True)))
+    ok = s["n"] > 0 and None not in shown_ms(r, drawn=True) and s["p95"] <= 1000
+    print(f"   server CPU until the last: {r['cpu_s']:.2f} s in its process, {r['workers_cpu_s']:.2f} s in its worker "
+          f"processes; target p95 <= 1 s: {verdict(ok)}")
+    return {"p95_ms": s.get("p95"), "max_ms": s.get("max"), "cpu_s": r["cpu_s"], "met": ok}
 
 
 def usage_line(u: dict) -> str:
     cpu = u["cpu_percent"]
-    return (f"server CPU {cpu['server']:.1f} % of one core, {cpu['workers']:.1f} % of it in worker processes "
-            f"(redis-server {cpu['redis']:.1f} %, Chromium "
-            f"{cpu['browser']:.1f} %, this process {cpu['benchmark']:.1f} %; machine {u['machine_busy_percent']:.0f} % "
-            f"of {os.cpu_count()} cores); RSS {u['rss_start_mb']:.0f} -> {u['rss_end_mb']:.0f} MB "
-            f"({u['rss_growth_mb']:+.1f} MB, peak {u['rss_peak_mb']:.0f}, fit {u['rss_mb_per_min']:+.2f} MB/min)")
+    return (f"server CPU {cpu['server']:.2f} % of one core, {cpu['workers']:.2f} % of it in worker processes "
+            f"(redis-server {cpu['redis']:.2f} %, Chromium {cpu['chromium']:.1f} %, this process "
+            f"{cpu['benchmark']:.1f} %; machine {u['machine_busy_percent']:.0f} % of {os.cpu_count()} cores); RSS "
+            f"{u['rss_start_mb']:.0f} -> {u['rss_end_mb']:.0f} MB ({u['rss_growth_mb']:+.1f} MB, peak "
+            f"{u['rss_peak_mb']:.0f}, fit {u['rss_mb_per_min']:+.2f} MB/min)")
 
 
 def report_idle(r: dict) -> dict:
-    i, b = r["idle"], r["baseline"]
-    print(f"3. idle: {r['students']} students and the teacher following a tour step for {i['seconds']:.0f} s")
+    i = r["idle"]
+    print(f"3. idle: {r['students']} students and the teacher's page following a tour step for {i['seconds']:.0f} s, "
+          f"from when the server was quiet ({i['quiet_after_s']:.0f} s after the class came back to the tour)")
     print(f"   {usage_line(i)}")
-    kinds = Counter(x["kind"] for x in i["back_on_tour"]["shown"])
-    print(f"   version reads: {i['polls_per_s'].get('protocol', 0):.1f}/s from {kinds['protocol']} protocol students, "
-          f"{i['polls_per_s'].get('browser', 0):.1f}/s from {kinds['browser']} Chromium pages; "
-          f"{i['teacher_polls_per_s']:.1f}/s from the teacher; errors while idle: {i['errors'] or 'none'}")
-    after = h.summary(known(x["after_applied_ms"] for x in i["following_after"]["shown"]))
-    print(f"   then one more step: {after['n']} of {r['students']} followed (median "
-          f"{after.get('median', float('nan')):.0f} ms, p95 {after.get('p95', float('nan')):.0f} ms)")
+    after = h.summary(known(shown_ms(i["following_after"])))
+    print(f"   errors while idle: {i['errors'] or 'none'}; then one more step: {after['n']} of {r['students']} "
+          f"showed it (median {after.get('median', float('nan')):.0f} ms, p95 {after.get('p95', float('nan')):.0f} ms)")
     errors = sum(i["errors"].values())
-    ok = i["cpu_percent"]["server"] <= 15 and i["rss_growth_mb"] <= 50 and errors == 0
-    print(f"   targets CPU <= 15 %, RSS growth <= 50 MB, 0 errors: {verdict(ok)}")
-    print(f"   baseline: {b['sessions']} sessions idle on /teach (no polling) for {b['seconds']:.0f} s: "
-          f"{usage_line(b)}; errors: {b['errors'] or 'none'}")
-    return {"cpu_percent": i["cpu_percent"]["server"], "baseline_cpu_percent": b["cpu_percent"]["server"],
-            "rss_growth_mb": i["rss_growth_mb"], "errors": errors, "met": ok}
+    ok = i["cpu_percent"]["server"] <= 3 and i["rss_growth_mb"] <= 20 and errors == 0
+    print(f"   targets CPU <= 3 %, RSS growth <= 20 MB, 0 errors: {verdict(ok)}")
+    return {"cpu_percent": i["cpu_percent"]["server"], "rss_growth_mb": i["rss_growth_mb"], "errors": errors,
+            "met": ok}
+
+
+def report_flood(r: dict) -> dict:
+    f, quiet = r["flood"], h.summary(known(every(warm(r["steps"]), shown_ms)))
+    led = f["steps"]
+    flood = f["flooder"]
+    answered = sum(flood["statuses"].values())
+    print(f"6. a flood: {FLOOD_CONNECTIONS} keep-alive connections from {FLOODER} read the class's state as fast as "
+          f"they can (a process of its own), {len(led)} steps meanwhile ({missing(led)} not shown)")
+    print_led(led, "its tour file fetched too")
+    s = h.summary(known(every(warm(led), shown_ms)))
+    ratio = s.get("p95", float("nan")) / quiet.get("p95", float("nan"))
+    print(f"   the flooder: {answered} answers in {flood['seconds']:.0f} s ({answered / flood['seconds']:.0f}/s): "
+          f"{flood['statuses']} by status, failures {flood['failures']}; its CPU {flood['cpu_s']:.1f} s; server CPU "
+          f"{f['cpu_s']['server']:.1f} s meanwhile")
+    ok = missing(led) == 0 and ratio <= 1.5
+    print(f"   step p95 {s.get('p95', float('nan')):.0f} ms against {quiet.get('p95', float('nan')):.0f} ms quiet "
+          "(steps visited before, both): "
+          f"{ratio:.2f}x; target <= 1.5x: {verdict(ok)}")
+    return {"p95_ms": s.get("p95"), "quiet_p95_ms": quiet.get("p95"), "ratio": ratio,
+            "refused": flood["statuses"].get(429, 0), "answered_200": flood["statuses"].get(200, 0), "met": ok}
 
 
 def report_stuffing(results: list[dict]) -> dict:
-    print(f"4. vote stuffing: {STUFFERS} sessions from 127.0.0.1, each with a token of its own, join and answer")
+    print(f"5b. vote stuffing: {STUFFERS} students from {STUFFER}, each with a token of its own, join and answer")
     met = True
     for (name, _, _), s in zip(STUFFING, results, strict=True):
-        ok = s["counted"] is not None and s["counted"] <= 2 and (s["refused_shown"] or 0) == s["answers_sent"] - s[
-            "counted"] and bool(s["teacher_notice"]) == (s["answers_sent"] > s["counted"])
+        ok = (s["counted"] is not None and s["counted"] <= 2 and s["told_counted"] == s["counted"]
+              and (s["refused_shown"] or 0) == s["answers_sent"] - s["counted"]
+              and bool(s["teacher_notice"]) == (s["answers_sent"] > s["counted"]))
         met = met and ok
-        print(f"   {name} ({s['settings'] or 'no BLOCKSTAB_ variable'}): {s['joined']} joined, {s['answers_sent']} "
-              f"answered, {s['counted']} counted, {s['refused_shown']} refused as the teacher's page says "
-              f"{s['teacher_notice'][:1]}; {s['students_told_refused']} students told theirs was not counted; "
-              f"errors {s['errors']}; target <= 2 counted and the refused reported: {verdict(ok)}")
+        print(f"   {name} ({s['settings'] or 'no BLOCKSTAB_ variable'}): {s['joined']} joined (refusals "
+              f"{s['join_refusals'] or 'none'}), {s['answers_sent']} answered, {s['counted']} counted as the teacher's "
+              f"page says, {s['refused_shown']} refused {s['teacher_notice'][:1]}; {s['told_counted']} students told "
+              f"counted, {s['told_not_counted']} not; target <= 2 counted and the refused reported: {verdict(ok)}")
     return {"met": met}
 
 
 def report_explorer(in_class: dict, alone: dict) -> dict:
     """The Explorer's p95 (input to every chart drawn) while the class follows, and the same server alone."""
-    print(f"5. the Explorer in another tab (Chromium, {EXPLORER_KINDS}), while the class follows and once it left")
+    print(f"7. the Explorer in another tab (Chromium, {EXPLORER_KINDS}), while the class follows and once it left")
     print(h.HEADER)
     p95s, ratios = {}, {}
     for kind in EXPLORER_KINDS:
@@ -767,7 +1365,7 @@ def report_explorer(in_class: dict, alone: dict) -> dict:
     errors = sum(1 for run in (in_class, alone) for kind in EXPLORER_KINDS for x in run.get(kind, []) if x.get("error"))
     ok = errors == 0 and len(p95s) == len(EXPLORER_KINDS) and max(p95s.values()) <= 100
     print(f"   p95 with the class / alone: {', '.join(f'{k} {v:.2f}' for k, v in ratios.items())}; {errors} timed out;"
-          f" target, #16's bar while the class follows (every chart p95 <= 100 ms): {verdict(ok)}")
+          f" every chart p95 <= 100 ms while the class follows: {verdict(ok)}")
     return {"p95_ms": p95s, "p95_ratios": ratios, "errors": errors, "met": ok}
 
 
@@ -776,21 +1374,87 @@ def report_log(name: str, lines: list[str]) -> None:
 
 
 def report(store: str, r: dict) -> dict:
-    print(f"\n== {store} store: a teacher and {r['students']} students ({r['browser_students']} Chromium pages), "
-          f"{' '.join(f'{k}={v}' for k, v in RAISED.items())} ==")
+    print(f"\n== {store} store: a teacher and {r['students']} students ({r['chromium_students']} Chromium pages), "
+          f"{' '.join(f'{k}={v}' for k, v in RAISED.items())}; load average "
+          f"{' '.join(f'{x:.2f}' for x in r['load_average_start'])} at the start, "
+          f"{' '.join(f'{x:.2f}' for x in r['load_average_end'])} at the end ==")
+    print(f"   settle: {r['settle_seconds']:.0f} s after the class started; then the server used "
+          f"{r['settle_cpu_percent_last_10_s']:.1f} % of a core over 10 s")
     if not r["teacher_counted_all"]:
         print(f"   the teacher's status never said \"{status_line(r['students'])}\"")
-    summary = {"steps": report_steps(r), "answers": report_answers(r["answers"]), "idle": report_idle(r)}
-    print(f"   errors over the whole class: {r['errors'] or 'none'}; Chromium messages: {r['browser_messages'][:3]} "
-          f"(and {r['deep_link_404s']} 404s of the frontend looking for the server under /join/ first: Streamlit's "
-          "own probe on a deep link, not counted)")
-    report_log("class", r["server_log"])
+    summary = {"steps": report_steps(r), "show_me": report_show_me(r["show_me"]), "idle": report_idle(r),
+               "cost": report_cost(r), "answers": report_answers(r["answers"])}
+    summary["stuffing"] = report_stuffing(r["stuffing"])
+    if "flood" in r:
+        summary["flood"] = report_flood(r)
     if "explorer_in_class" in r:
         summary["explorer"] = report_explorer(r["explorer_in_class"], r["explorer_alone"])
-    summary["stuffing"] = report_stuffing(r["stuffing"])
+    print(f"   errors over the whole class: {r['errors'] or 'none'}; Chromium messages: {r['chromium_messages'][:3]}")
+    report_log("class", r["server_log"])
     for (_, name, _), s in zip(STUFFING, r["stuffing"], strict=True):
         report_log(name, s["server_log"])
     return summary
+
+
+def report_cluster(c: dict) -> dict:
+    step, before, after, streams = c["step_after_kill"], c["before_kill"], c["after_kill"], c["streams"]
+    print(f"\n== the cluster: 2 replicas behind HAProxy, {c['students']} students; streams by replica (affinity "
+          f"cookie) {c['streams_by_replica']}; replica 1 SIGKILLed ==")
+    print(f"   streams: {streams['scripted_on_killed']} scripted students' streams on replica 1, "
+          f"{streams['broke_at_kill']} broke at the kill ({streams['broke_and_on_killed']} of them on replica 1, "
+          f"{streams['broke_elsewhere']} elsewhere), opened again on {streams['reopened_on']}:")
+    print(h.HEADER)
+    print(h.fmt_row("the kill -> its stream broke", streams["kill_to_break_ms"]))
+    print(h.fmt_row("broke -> asked again (its retry)", streams["break_to_asked_again_ms"]))
+    print(h.fmt_row("asked again -> answered through HAProxy", streams["asked_to_answered_ms"]))
+    print(f"   before the kill: question {before['question'] + 1}, {before['sent']} answers sent "
+          f"({before['last_answers']} of replica 1's students last, the last answered "
+          f"{before['last_ack_to_kill_ms']:.0f} ms before the kill), {before['counted']} told counted; in Redis right "
+          f"after the kill: {before['stored']} answers, "
+          f"{'each its sender' if before['stored_matches'] else 'NOT as sent'}, {before['refused']} refused")
+    print(f"   the teacher's \"Next in script\" {step['click_after_kill_ms']:.0f} ms after the kill -> every student "
+          f"shows question {after['question'] + 1} ({missing([step])} not within {WAIT_S:.0f} s):")
+    print_led([step], "its questions file")
+    print(f"   after the kill: {after['sent']} answers sent ({after['students_answered']} students, replica 1's "
+          f"scripted ones twice), {after['counted']} told counted; in Redis: {after['stored']} answers, "
+          f"{'each the last its sender sent' if after['stored_matches'] else 'NOT as sent'}, "
+          f"{after['refused']} refused")
+    shown = known(shown_ms(step))
+    ok_step = missing([step]) == 0 and max(shown, default=float("inf")) <= 1000 * CLUSTER_STEP_S
+    ok_answers = before["stored_matches"] and after["stored_matches"] and after["stored"] == after["students_answered"]
+    print(f"   every student within {CLUSTER_STEP_S:.0f} s (max {max(shown, default=float('nan')):.0f} ms): "
+          f"{verdict(ok_step)}; each answer counted once: {verdict(ok_answers)}")
+    print(f"   HAProxy: {c['haproxy']['requests']} requests logged, {c['haproxy']['http_errors']} HTTP errors "
+          f"{c['haproxy']['error_lines'][:2]}, marked down {c['haproxy']['marked_down'][:2]}; errors {c['errors']}; "
+          f"Chromium messages {c['chromium_messages'][:3]}; replica logs {c['replica_log_problems'][:3]}")
+    return {"max_ms": max(shown, default=None), "step_met": ok_step, "answers_met": bool(ok_answers)}
+
+
+def print_summary(record: dict) -> None:
+    """Every target, each store a column."""
+    stores = [s for s in ("memory", "redis") if "summary" in record["results"].get(s, {})]
+    rows = [("1. step median (ms) <= 150", "steps", "median_ms"), ("1. step p95 (ms) <= 300", "steps", "p95_ms"),
+            ("1. step max (ms)", "steps", "max_ms"), ("2. show me p95 (ms) <= 1000", "show_me", "p95_ms"),
+            ("2. show me max (ms)", "show_me", "max_ms"), ("3. idle CPU (%) <= 3", "idle", "cpu_percent"),
+            ("3. idle RSS growth (MB) <= 20", "idle", "rss_growth_mb"), ("3. idle errors = 0", "idle", "errors"),
+            ("6. flood step p95 (ms)", "flood", "p95_ms"), ("6. flood / quiet p95 <= 1.5", "flood", "ratio"),
+            ("6. flooder answered 200", "flood", "answered_200"), ("6. flooder refused 429", "flood", "refused")]
+    print("\n== summary ==")
+    print(f"{'':<34}" + "".join(f"{s:>12}" for s in stores))
+    for name, part, field in rows:
+        values = [record["results"][s]["summary"].get(part, {}).get(field) for s in stores]
+        print(f"{name:<34}" + "".join(f"{'-' if v is None else f'{v:.1f}':>12}" for v in values))
+    for s in stores:
+        cost = record["results"][s]["summary"]["cost"]
+        print(f"4. {s}: a step's server CPU, median per step: "
+              + ", ".join(f"{k}: " + ("- (first visits only)" if v["median_s"] is None else f"{v['median_s']:.3f} s")
+                          for k, v in cost.items()))
+        parts = record["results"][s]["summary"]
+        print(f"   {s}: answers {verdict(parts['answers']['met'])}, vote stuffing {verdict(parts['stuffing']['met'])}")
+    if "cluster" in record and "summary" in record["cluster"]:
+        c = record["cluster"]["summary"]
+        print(f"7. cluster: every student within {CLUSTER_STEP_S:.0f} s of the click after the kill: max "
+              f"{c['max_ms']:.0f} ms ({verdict(c['step_met'])}); answers counted once: {verdict(c['answers_met'])}")
 
 
 async def measure(browser, store: str, args, logs: Path) -> dict:
@@ -807,33 +1471,49 @@ async def main_async(args) -> dict:
     from playwright.async_api import async_playwright  # noqa: PLC0415 - only a run needs it
 
     logs = Path(tempfile.mkdtemp(prefix="blockstab-live-class-"))
-    print(f"measuring {h.APP_ROOT} at {h.git_state(h.APP_ROOT)}; server logs in {logs}", flush=True)
-    results: dict = {}
+    print(f"measuring {h.APP_ROOT} at {h.git_state(h.APP_ROOT)}; server logs in {logs}; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    record: dict = {"app": f"{h.APP_ROOT} at {h.git_state(h.APP_ROOT)}", "logs": str(logs), "results": {},
+                    "load_average_start": os.getloadavg()}
     with h.ForeignLoad() as foreign:
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=h.CHROMIUM, args=[*h.CHROMIUM_ARGS, LOCAL_ONLY])
-            for store in ("memory", "redis") if args.store == "both" else (args.store,):
+            for store in {"both": ("memory", "redis"), "none": ()}.get(args.store, (args.store,)):
                 try:
-                    results[store] = await measure(browser, store, args, logs)
+                    record["results"][store] = await measure(browser, store, args, logs)
                 except Exception as error:  # noqa: BLE001 - the other store is still measured
                     print(f"\n== {store} store: FAILED: {type(error).__name__}: {error}", flush=True)
                     traceback.print_exc()
-                    results[store] = {"failed": f"{type(error).__name__}: {error}"}
+                    record["results"][store] = {"failed": f"{type(error).__name__}: {error}"}
+            if args.cluster:
+                try:
+                    record["cluster"] = await cluster_class(browser, args, logs)
+                    record["cluster"]["summary"] = report_cluster(record["cluster"])
+                except Exception as error:  # noqa: BLE001 - reported
+                    print(f"\n== the cluster: FAILED: {type(error).__name__}: {error}", flush=True)
+                    traceback.print_exc()
+                    record["cluster"] = {"failed": f"{type(error).__name__}: {error}"}
             await browser.close()
-    print(f"\n{foreign.summary()}")
-    return {"app": f"{h.APP_ROOT} at {h.git_state(h.APP_ROOT)}", "logs": str(logs), "results": results,
-            "foreign_cpu_mean": sum(foreign.samples) / max(1, len(foreign.samples))}
+    record |= {"foreign": foreign.summary(), "foreign_cpu_mean": sum(foreign.samples) / max(1, len(foreign.samples)),
+               "load_average_end": os.getloadavg()}
+    print_summary(record)
+    print(f"{foreign.summary()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
+    return record
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--store", choices=("memory", "redis", "both"), default="both")
-    parser.add_argument("--students", type=int, default=40, help="students in all (Chromium pages included)")
+    parser.add_argument("--store", choices=("memory", "redis", "both", "none"), default="both")
+    parser.add_argument("--cluster", action="store_true", help="also the class on 2 replicas, one killed")
+    parser.add_argument("--students", type=int, default=200, help="students in all (Chromium pages included)")
     parser.add_argument("--browser-students", type=int, default=4, help="how many are headless Chromium pages")
-    parser.add_argument("--steps", type=int, default=8, help="tour steps the teacher leads the class through")
+    parser.add_argument("--small-class", type=int, default=40, help="the students of a step's cost at a smaller class")
+    parser.add_argument("--steps", type=int, default=8, help="tour steps the teacher leads each time")
+    parser.add_argument("--settle-seconds", type=float, default=60.0, help="from the class's start to its first step")
     parser.add_argument("--idle-seconds", type=float, default=300.0)
-    parser.add_argument("--baseline-seconds", type=float, default=60.0, help="sessions idle on /teach")
-    parser.add_argument("--join-every", type=float, default=0.25, help="seconds between two students joining")
+    parser.add_argument("--join-every", type=float, default=0.1, help="seconds between two students joining")
+    parser.add_argument("--flood", choices=("memory", "redis", "both", "none"), default="memory",
+                        help="the stores on which a flood is measured")
     parser.add_argument("--explorer-n", type=int, default=20,
                         help="timed Explorer interactions of each kind, with the class and alone (0: not measured)")
     parser.add_argument("--seed", type=int, default=1)
@@ -843,6 +1523,7 @@ def main() -> None:
     h.use_app_root(args.app_root)
     args.students = max(1, min(args.students, 200))
     args.browser_students = max(0, min(args.browser_students, args.students))
+    args.flood = {"both": ("memory", "redis"), "none": ()}.get(args.flood, (args.flood,))
     h.check_chromium()
     record = asyncio.run(main_async(args))
     h.write_record(args.json, args, record)

@@ -6,14 +6,13 @@ Like the frontend, each rerun sends every widget's current value (read from the 
 server sent, refs resolved from a local message cache), the page's URL query string (as the
 server last set it) and the hashes of the messages it holds; a change of a widget inside a fragment
 (the instant Explorer's) asks for a rerun of that fragment alone. With ``follows``, a session follows a
-live class as its pages do (``ui/follow.js``): it reads what its page shows of the class over HTTP and,
-when that changed (or the page has more to do), asks for a run. Loopback only.
+live class as the teacher's page does (``ui/follow.js``): it reads what its page shows of the class over
+HTTP and, when that changed, asks for a run. Loopback only.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import http.client
 import json
@@ -35,9 +34,6 @@ FINISHED_OK = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RU
 # reports them as the component's state, the whole view at once (ui/explorer/main.js).
 INSTANT = ("residual", "norm", "norm_kind", "placement", "depth", "block", "focus")
 FOLLOWER = "blockstab.follow"  # a live class's follower (ui/follow.js), the other component a page may have
-# Each follower's reads, on a thread of its own: a phone's read never waits behind another's (asyncio's
-# default pool has a handful of threads, where 40 readers would wait for one another).
-READERS = concurrent.futures.ThreadPoolExecutor(max_workers=256, thread_name_prefix="follow")
 
 
 def is_follower(component) -> bool:
@@ -98,9 +94,8 @@ class ProtocolSession:
         # The handshake's extra headers (e.g. a forged X-Forwarded-For), and the loopback address to connect
         # from (any 127.x.y.z: another computer, as a proxy counts addresses).
         self.headers, self.source = dict(headers or {}), source
-        self.follows = follows  # follow a live class, as its pages do
+        self.follows = follows  # follow a live class, as the teacher's page does
         self.follower: asyncio.Task | None = None  # reading what the page shows of a live class (ui/follow.js)
-        self.version_reads = 0
         self.cache: dict[str, ForwardMsg] = {}
         self.page_hash = ""
         self.widgets: dict[str, WidgetState] = {}  # by widget id, from the last finished run
@@ -206,37 +201,45 @@ class ProtocolSession:
 
     async def _follow(self, component) -> None:
         """As ``ui/follow.js``: read what the page shows about every ``every`` s on one kept-alive connection
-        (the handshake's cookie: a cluster's affinity); when it is not ``seen``, another process answered or
-        the page has more to do (``again``), ask for a run (again after ``retry`` s if none came)."""
+        (the handshake's cookie: a cluster's affinity); when it is not ``seen``, or another process answered, ask
+        for a run, and read again after ``retry`` s, twice as long each time; a refused read (429) waits as long
+        as its Retry-After says."""
         data = json.loads(component.json)
         connection = http.client.HTTPConnection("localhost", self.port, timeout=30,
                                                 source_address=(self.source, 0) if self.source else None)
         headers = {k: v for k, v in self.headers.items() if k.lower() == "cookie"}
 
-        def read() -> dict:
+        def read() -> tuple[dict | None, float]:
+            """The answer (``None``: refused; what the page shows already: no answer) and the seconds the server
+            asked to wait."""
             try:
                 connection.request("GET", data["url"], headers=headers)
-                return json.loads(connection.getresponse().read())
+                response = connection.getresponse()
+                body = response.read()
+                if response.status != 200:
+                    return None, float(response.getheader("Retry-After") or 0)
+                return json.loads(body), 0.0
             except (OSError, http.client.HTTPException, ValueError):
                 connection.close()  # (reopened by the next request)
-                return {"version": data["seen"], "process": data["process"]}
+                return {"version": data["seen"], "process": data["process"]}, 0.0
 
         def interval() -> float:
             return data["every"] * random.uniform(1 - data["spread"], 1 + data["spread"])
 
-        wait = interval()
+        wait, backoff = interval(), data["retry"]
         try:
             while True:
                 await asyncio.sleep(wait)
-                answer = await asyncio.get_running_loop().run_in_executor(READERS, read)
-                self.version_reads += 1
+                answer, retry_after = await asyncio.to_thread(read)
                 wait = interval()
-                if data["again"] or (answer.get("version"), answer.get("process")) != (data["seen"], data["process"]):
+                if answer is None:
+                    wait = max(wait, retry_after)
+                elif (answer.get("version"), answer.get("process")) != (data["seen"], data["process"]):
                     event = [{"event": "moved", "value": answer.get("version")}]
                     moved = WidgetState(id=trigger_id(component.id), json_trigger_value=json.dumps(event))
                     with contextlib.suppress(websockets.ConnectionClosed):
                         await self.send_rerun(extra=(moved,))
-                    wait = data["retry"]
+                    wait, backoff = backoff, backoff * 2
         finally:
             connection.close()
 
