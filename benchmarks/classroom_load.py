@@ -9,7 +9,7 @@ It starts ``app.py`` itself (free localhost port, headless) and one headless Chr
 it resolves no host but localhost). 40 rendering Chromium pages alone saturate a 2-core machine
 (measured: the browser took ~1.7 cores, 36 of 40 pages never finished loading, the server sat at
 6 % CPU), so by default only ``--browser-sessions`` (4) are real pages, timed end to end; the other
-sessions speak Streamlit's WebSocket protocol (protocol_client.py: every widget's value, the URL,
+sessions speak Streamlit's WebSocket protocol (testbed/protocol_client.py: every widget's value, the URL,
 cached-message hashes, as the frontend sends them) and are timed from the rerun request to the
 server's script_finished. ``--browser-sessions 40`` runs the all-browser variant.
 
@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from benchmarks import harness as h
-from benchmarks.protocol_client import ProtocolSession
+from testbed.protocol_client import ProtocolSession
 
 LOCAL_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"
 LABELS: dict[str, str] = {}  # the English control labels of the measured app (filled in main)

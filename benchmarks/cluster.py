@@ -14,7 +14,7 @@ join limits raised, as every session here comes from 127.0.0.1; stopped with SIG
 1. **1 replica against 2, the same script.** For each ``--sessions`` (40, 80) and each ``--replicas``
    (1, 2): a fresh cluster, each replica warmed by one session (the lesson's bundle built) until its
    CPU is quiet, then the classroom mix of ``classroom_load.py`` for ``--seconds``: the scripted sessions
-   (protocol_client.py; each first fetches the page, as a browser does, and keeps the affinity cookie
+   (testbed/protocol_client.py; each first fetches the page, as a browser does, and keeps the affinity cookie
    HAProxy sets on it for its WebSocket and its bundle fetch) plus ``--browser-sessions`` (4) headless
    Chromium pages, joining one every ``--join-every`` s, each toggling the residual, stepping the depth
    and toggling the normalization, 2-6 s apart. Per configuration: errors (failed or timed-out
@@ -70,10 +70,11 @@ from urllib.parse import parse_qsl, urlencode
 
 import websockets
 
-from benchmarks import classroom_load, live_class, local_server
+from benchmarks import classroom_load, live_class
 from benchmarks import harness as h
-from benchmarks.local_server import free_port
-from benchmarks.protocol_client import INSTANT, ProtocolSession
+from testbed import local_server
+from testbed.local_server import free_port
+from testbed.protocol_client import INSTANT, ProtocolSession
 
 COOKIE = "BLOCKSTAB_REPLICA"
 LINE = re.compile(r"replica (\d+) pid (\d+) port (\d+)")

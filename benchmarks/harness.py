@@ -18,8 +18,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import local_server
-from benchmarks.local_server import CHROMIUM, CHROMIUM_ARGS  # noqa: F401 - the scripts use them as h.CHROMIUM...
+from testbed import local_server
+from testbed.local_server import CHROMIUM, CHROMIUM_ARGS  # noqa: F401 - the scripts use them as h.CHROMIUM...
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = Path(__file__).resolve().parent
@@ -212,7 +212,7 @@ HEADER = f"{'':<44}{'n':>6}{'min':>9}{'median':>9}{'p95':>9}{'max':>9}   (ms)"
 @contextlib.contextmanager
 def streamlit_server(script: str, log_path: Path, extra: tuple[str, ...] = ()):
     """``streamlit run <script>`` from APP_ROOT (its .streamlit/config.toml applies) on a free
-    localhost port; yields (url, Popen). The server start is the browser tests' (local_server.py)."""
+    localhost port; yields (url, Popen). The server start is the browser tests' (testbed/local_server.py)."""
     try:
         with local_server.streamlit_server(script, log_path, APP_ROOT, extra) as running:
             yield running

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from benchmarks import harness as h
-from benchmarks.protocol_client import ProtocolSession, served_session
+from testbed.protocol_client import ProtocolSession, served_session
 
 HEAVY = "lab_width=128&lab_tokens=64&lab_heads=4&lab_depth=1000&lab_compare=stabilisers&lang=en"
 

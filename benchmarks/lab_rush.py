@@ -7,7 +7,7 @@ Run by hand from the repo root (never as a timed test)::
     .venv/bin/python -m benchmarks.lab_rush --app-root /tmp/snapshot       # the same against a snapshot
 
 It starts ``app.py`` itself (free localhost port, headless). The sessions speak Streamlit's
-WebSocket protocol (protocol_client.py) on loopback and all open ``/lab?lab_show=<preset>`` in the
+WebSocket protocol (testbed/protocol_client.py) on loopback and all open ``/lab?lab_show=<preset>`` in the
 same instant, the presets dealt round-robin: the teachers page links each preset, so a class that
 follows one link asks for one run forty times. Each session is timed from its request to the
 server's script_finished (the results on its page). First one session alone on a fresh server
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from benchmarks import harness as h
-from benchmarks.protocol_client import ProtocolSession
+from testbed.protocol_client import ProtocolSession
 
 
 async def open_lab(port: int, preset: str, timeout: float) -> dict:

@@ -30,8 +30,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from benchmarks import harness as h
-from benchmarks.protocol_client import ProtocolSession
 from blockstab.scenario import MAX_LABEL, MAX_TOKENS, Scenario, Token, encode
+from testbed.protocol_client import ProtocolSession
 
 LAB_QUERY = "lang=zh&lab_depth=1000&lab_width=2&lab_tokens=2&lab_heads=1&lab_compare=stabilisers"
 

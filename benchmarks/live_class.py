@@ -11,8 +11,8 @@ Run by hand from the repo root (never as a timed test)::
 For each store it starts the app (``python -m server``; for Redis with a ``redis-server`` of its own,
 scripts/redis.sh) with BLOCKSTAB_ANSWERS_PER_ADDRESS and BLOCKSTAB_JOINS_PER_MINUTE raised, for the Chromium
 pages that share 127.0.0.1; every other limit is the default, as each scripted student is a computer of its
-own. The teacher is a Streamlit protocol session on /class (protocol_client.py) whose page polls the class's
-version as ``ui/follow.js`` does. The students: ``--browser-students`` (4) headless Chromium pages of /join (a
+own. The teacher is a Streamlit protocol session on /class (testbed/protocol_client.py) whose page polls the class's
+version as ``widgets/follow.js`` does. The students: ``--browser-students`` (4) headless Chromium pages of /join (a
 phone's size and user agent, from 127.0.0.1) and the rest scripted, each from a loopback address of its own
 (127.0.1.1, 127.0.1.2, ...: the server sees the socket's peer) and doing what ui/student/page.js does: load
 the page (/join, its style and script), join (``POST .../join``), follow the class's event stream (opened
@@ -86,11 +86,12 @@ from urllib.parse import parse_qsl, urlsplit
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks import browser_latency, local_server
+from benchmarks import browser_latency
 from benchmarks import harness as h
 from benchmarks.classroom_load import LOCAL_ONLY, slope_mb_per_min
-from benchmarks.protocol_client import FINISHED_OK, ProtocolSession, widget_key
 from server.class_store import RedisStore
+from testbed import local_server
+from testbed.protocol_client import FINISHED_OK, ProtocolSession, widget_key
 from ui.bundle import range_first, range_part
 from ui.class_views import answers_description
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
@@ -611,7 +612,7 @@ def status_line(students: int, answered: int | None = None) -> str:
 
 
 class Teacher(ProtocolSession):
-    """The teacher's /class page as a protocol session whose page polls the class (ui/follow.js)."""
+    """The teacher's /class page as a protocol session whose page polls the class (widgets/follow.js)."""
 
     def __init__(self, port: int, headers: dict[str, str] | None = None):
         super().__init__(port, "lang=en", "class", follows=True, headers=headers)

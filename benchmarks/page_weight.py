@@ -40,8 +40,8 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from benchmarks.local_server import CHROMIUM, HEALTH_TIMEOUT, free_port, redis_server, streamlit_server
 from server.class_store import RedisStore
+from testbed.local_server import CHROMIUM, HEALTH_TIMEOUT, free_port, redis_server, streamlit_server
 from ui.live_class import new_code, new_key, start
 
 ROOT = Path(__file__).resolve().parents[1]

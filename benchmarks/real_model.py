@@ -11,7 +11,7 @@ a 16-token sentence (the engine runs the model in float32), and a full page upda
 of switch scopes the page offers (the comparison's forward passes, verdict, three figures, table,
 CSV; one block for "one"): without caches, and with the intact runs cached as the page keeps them
 after its first view.
-Then ``--sessions`` protocol sessions (protocol_client.py; no browser) on /real, joining one every
+Then ``--sessions`` protocol sessions (testbed/protocol_client.py; no browser) on /real, joining one every
 ``--join-every`` s and each changing a control every 2-6 s; the same sessions on the bare baseline
 app (benchmarks/baseline_app.py) in the same run. Errors, rerun times (request to the server's
 script_finished) and the server's RSS, sampled every 2 s, are reported for both.
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from benchmarks import harness as h
 from benchmarks.engine import timed
-from benchmarks.protocol_client import ProtocolSession
+from testbed.protocol_client import ProtocolSession
 
 SIXTEEN_TOKENS = "Checkout errors started after the deploy, so we rolled it back."
 SCOPES = ("on", "all", "one")

@@ -6,7 +6,7 @@ Run by hand from the repo root (never as a timed test), about two minutes::
     .venv/bin/python -m benchmarks.report_back --also /tmp/old-checkout   # and another commit's app
     .venv/bin/python -m benchmarks.report_back --builder                  # while tens are built ahead
 
-Each app gets a server of its own and one protocol session (protocol_client.py). Rerun by rerun,
+Each app gets a server of its own and one protocol session (testbed/protocol_client.py). Rerun by rerun,
 in turn: this checkout's Explorer reports a view back (the residual switch flipped, then a depth;
 its page reruns the fragment that keeps the URL), ``--also``'s does the same, and the bare
 baseline (``baseline_app.py``: one slider, one toggle, one small chart) reruns its whole script
@@ -36,8 +36,8 @@ import time
 from pathlib import Path
 
 from benchmarks import harness as h
-from benchmarks import local_server
-from benchmarks.protocol_client import ProtocolSession
+from testbed import local_server
+from testbed.protocol_client import ProtocolSession
 
 CHANGES = {"residual": lambda n: {"residual": n % 2 == 0}, "depth": lambda n: {"depth": 25 + n % 60}}
 WARM_UP = 3  # rounds not counted (first runs import and build)

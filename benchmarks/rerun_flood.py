@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from benchmarks import harness as h
-from benchmarks.protocol_client import ProtocolSession, served_session
+from testbed.protocol_client import ProtocolSession, served_session
 
 TIMEOUT_S = 600.0
 

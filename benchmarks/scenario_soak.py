@@ -6,7 +6,7 @@ Run by hand from the repo root (never as a timed test)::
     .venv/bin/python -m benchmarks.scenario_soak --seconds 60 --sessions 10 --json /tmp/soak.json
 
 It starts ``app.py`` (free localhost port, headless) and runs ``--sessions`` protocol sessions
-(protocol_client.py: Streamlit's WebSocket protocol on loopback, no browser), joining one every
+(testbed/protocol_client.py: Streamlit's WebSocket protocol on loopback, no browser), joining one every
 ``--join-every`` seconds. Each loops until the deadline: pause (random), then one of
 
 * an Explorer rerun (residual toggle or a depth step) on the session's example;
@@ -40,8 +40,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from benchmarks import harness as h
 from benchmarks.classroom_load import slope_mb_per_min
-from benchmarks.protocol_client import ProtocolSession
 from blockstab.scenario import PRESETS, Scenario, Token, encode
+from testbed.protocol_client import ProtocolSession
 
 TIMEOUT_S = 30.0
 EDITOR = "editor_table_"

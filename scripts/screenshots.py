@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from PIL import Image
 
-from benchmarks.local_server import CHROMIUM, CHROMIUM_ARGS, PHONE_USER_AGENT, streamlit_server
+from testbed.local_server import CHROMIUM, CHROMIUM_ARGS, PHONE_USER_AGENT, streamlit_server
 from ui.text import Text
 
 ROOT = Path(__file__).resolve().parents[1]

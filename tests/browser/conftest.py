@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.local_server import CHROMIUM, CHROMIUM_ARGS, ServerFailed, streamlit_server
+from testbed.local_server import CHROMIUM, CHROMIUM_ARGS, ServerFailed, streamlit_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

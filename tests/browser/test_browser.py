@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from benchmarks.local_server import streamlit_server
 from blockstab.lesson import ACTION_TOKEN
 from support.browser import (
     ALL_DRAWN,
@@ -36,6 +35,7 @@ from support.browser import (
     wait_for_rerun,
 )
 from support.text import opens_with, says
+from testbed.local_server import streamlit_server
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views import explore

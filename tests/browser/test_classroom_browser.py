@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from benchmarks.local_server import PHONE_USER_AGENT
 from support.browser import CHART_TEXT, assert_healthy, contrast_on_white, open_app, shot
+from testbed.local_server import PHONE_USER_AGENT
 from ui.lessons import PRESETS
 from ui.text import Text
 

@@ -28,12 +28,12 @@ import pytest
 from playwright.sync_api import expect
 from websockets.exceptions import InvalidMessage
 
-from benchmarks.local_server import free_port
-from benchmarks.protocol_client import ProtocolSession
 from blockstab.scenario import PRESETS, to_json
 from server.class_store import ANSWERS_PER_ADDRESS, RedisStore
 from support import ROOT
 from support.browser import assert_healthy, assert_shows, open_app, set_depth, shot, wait_for_view
+from testbed.local_server import free_port
+from testbed.protocol_client import ProtocolSession
 from ui.controls import ExplorerState
 from ui.lessons import QUESTIONS, TOUR
 from ui.text import Text

@@ -10,9 +10,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from benchmarks.local_server import PHONE_USER_AGENT
 from support.browser import IDLE, open_app, wait_for_view
 from support.keyboard import Stop, tab_to, tab_walk, unreached
+from testbed.local_server import PHONE_USER_AGENT
 from ui.lessons import QUESTIONS
 from ui.text import Text
 

@@ -19,7 +19,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from benchmarks.local_server import PHONE_USER_AGENT
 from support.browser import (
     CHART_NAMES,
     CHART_TEXT,
@@ -35,6 +34,7 @@ from support.browser import (
     shot,
 )
 from support.matrix import missing_pairs, pairwise, rows
+from testbed.local_server import PHONE_USER_AGENT
 from ui.controls import BY_KEY, CONTROLS, ExplorerState
 from ui.examples import plain_text
 from ui.text import LANG_TAGS, PLOTLY_WORDS, Text

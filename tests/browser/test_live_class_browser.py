@@ -16,9 +16,9 @@ import zxingcpp
 from PIL import Image
 from playwright.sync_api import expect
 
-from benchmarks.local_server import PHONE_USER_AGENT
 from server.lan import is_loopback, lan_address
 from support.browser import axe_violations, open_app, runs, shot, wait_for_view
+from testbed.local_server import PHONE_USER_AGENT
 from ui.class_views import answers_description
 from ui.controls import INSTANT, explorer_query
 from ui.lessons import QUESTIONS, TOUR

@@ -8,10 +8,10 @@ import re
 import numpy as np
 import pytest
 
-from benchmarks.local_server import PHONE_USER_AGENT
 from blockstab.lesson import ACTION_TOKEN
 from blockstab.readouts import angle_degrees, readouts, token_groups
 from support.browser import assert_healthy, depth_chart_index, explorer_verdict, open_app, set_depth, shot
+from testbed.local_server import PHONE_USER_AGENT
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.verdicts import OWN_DIRECTION, verdict

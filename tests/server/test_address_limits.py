@@ -17,10 +17,10 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
-from benchmarks.local_server import streamlit_server
 from server.address_limits import TOO_MANY_REQUESTS, TOO_MANY_STREAMS, AddressLimits, language
 from server.client_address import UNKNOWN, address_of
 from server.routes import CLASS_VERSION
+from testbed.local_server import streamlit_server
 from ui.text import Text
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,9 +19,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from benchmarks.local_server import ServerFailed, redis_server, streamlit_server
 from server.class_store import RedisStore
 from support import ROOT
+from testbed.local_server import ServerFailed, redis_server, streamlit_server
 from ui.lessons import QUESTIONS
 from ui.live_class import ask, close, key_hash, new_code, new_key, new_student, reveal, show_step, start
 from ui.text import Text

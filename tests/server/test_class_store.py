@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from benchmarks.local_server import ServerFailed, redis_server
 from server.class_store import MemoryStore, RedisStore, followed
 from support import ROOT
+from testbed.local_server import ServerFailed, redis_server
 from ui.lessons import QUESTIONS
 from ui.live_class import Refused, answer, ask, join, new_code, new_key, new_student, show_step, start, teacher_token
 

@@ -21,9 +21,9 @@ from starlette.applications import Starlette
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from benchmarks.local_server import streamlit_server
-from benchmarks.protocol_client import ProtocolSession
 from server.compression import KEPT_HEADER, MINIMUM_BYTES, Compression
+from testbed.local_server import streamlit_server
+from testbed.protocol_client import ProtocolSession
 from widgets.explorer import PLOTLY_URL
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,9 +7,9 @@ import concurrent.futures
 import time
 from pathlib import Path
 
-from benchmarks.local_server import streamlit_server
-from benchmarks.protocol_client import ProtocolSession
 from server.fair_share import RERUN_BURST, SHARED_RERUNS_PER_SECOND, InboundLimit, Lane, RerunGate, TokenBucket
+from testbed.local_server import streamlit_server
+from testbed.protocol_client import ProtocolSession
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from benchmarks import lan_limits
-from benchmarks.local_server import streamlit_server
+from testbed.local_server import streamlit_server
 from ui.text import Text
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,9 +16,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from benchmarks.local_server import streamlit_server
-from benchmarks.protocol_client import ProtocolSession
 from blockstab.scenario import PRESETS, encode
+from testbed.local_server import streamlit_server
+from testbed.protocol_client import ProtocolSession
 from ui.examples import localized
 from ui.text import Text
 

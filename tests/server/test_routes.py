@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.local_server import streamlit_server
-from benchmarks.protocol_client import ProtocolSession
 from server.bundles import ROUTE
 from server.routes import CLASS_VERSION
+from testbed.local_server import streamlit_server
+from testbed.protocol_client import ProtocolSession
 
 ROOT = Path(__file__).resolve().parents[2]
 

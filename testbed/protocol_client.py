@@ -6,7 +6,7 @@ Like the frontend, each rerun sends every widget's current value (read from the 
 server sent, refs resolved from a local message cache), the page's URL query string (as the
 server last set it) and the hashes of the messages it holds; a change of a widget inside a fragment
 (the instant Explorer's) asks for a rerun of that fragment alone. With ``follows``, a session follows a
-live class as the teacher's page does (``ui/follow.js``): it reads what its page shows of the class over
+live class as the teacher's page does (``widgets/follow.js``): it reads what its page shows of the class over
 HTTP and, when that changed, asks for a run. Loopback only.
 """
 
@@ -27,13 +27,13 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks import local_server
+from testbed import local_server
 
 FINISHED_OK = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
 # The Explorer's switches and depth are the instant Explorer's (a custom component): the browser
 # reports them as the component's state, the whole view at once (ui/explorer/main.js).
 INSTANT = ("residual", "norm", "norm_kind", "placement", "depth", "block", "focus")
-FOLLOWER = "blockstab.follow"  # a live class's follower (ui/follow.js), the other component a page may have
+FOLLOWER = "blockstab.follow"  # a live class's follower (widgets/follow.js), the other component a page may have
 
 
 def is_follower(component) -> bool:
@@ -95,7 +95,7 @@ class ProtocolSession:
         # from (any 127.x.y.z: another computer, as a proxy counts addresses).
         self.headers, self.source = dict(headers or {}), source
         self.follows = follows  # follow a live class, as the teacher's page does
-        self.follower: asyncio.Task | None = None  # reading what the page shows of a live class (ui/follow.js)
+        self.follower: asyncio.Task | None = None  # reading what the page shows of a live class (widgets/follow.js)
         self.cache: dict[str, ForwardMsg] = {}
         self.page_hash = ""
         self.widgets: dict[str, WidgetState] = {}  # by widget id, from the last finished run
@@ -200,7 +200,7 @@ class ProtocolSession:
             self.follower = None
 
     async def _follow(self, component) -> None:
-        """As ``ui/follow.js``: read what the page shows about every ``every`` s on one kept-alive connection
+        """As ``widgets/follow.js``: read what the page shows about every ``every`` s on one kept-alive connection
         (the handshake's cookie: a cluster's affinity); when it is not ``seen``, or another process answered, ask
         for a run, and read again after ``retry`` s, twice as long each time; a refused read (429) waits as long
         as its Retry-After says."""
