@@ -13,6 +13,7 @@ import http.client
 import json
 import os
 import re
+import socket
 import threading
 import time
 from urllib.parse import urlencode
@@ -95,7 +96,16 @@ class Stream:
             time.sleep(0.01)
         return self.states
 
+    def wait_until(self, shows, seconds: float = 30) -> None:
+        """Until the last state ``shows`` (a stream sends the state it reads: a move made as it opened may be in
+        its first)."""
+        deadline = time.monotonic() + seconds
+        while not (self.states and shows(self.states[-1][1])) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
     def close(self) -> None:
+        with contextlib.suppress(OSError):  # (the reading thread's read returns now, not at the next ping)
+            self.connection.sock.shutdown(socket.SHUT_RDWR)
         self.connection.close()
 
 
@@ -109,10 +119,11 @@ def test_a_change_is_pushed_to_a_students_stream_on_either_process_within_a_seco
                    for s in streams)
         assert [s.wait(1)[0][1]["step"] for s in streams] == [0, 0]  # the state at once
         for step in (3, 5):
+            before = [len(s.states) for s in streams]  # (counted first: a stream may have its state by the next wait)
             changed = time.monotonic()
             store.update(code, lambda c, step=step: show_step(c, step))  # (as the teacher's page does, anywhere)
-            for stream in streams:
-                at, state = stream.wait(len(stream.states) + 1)[-1]
+            for stream, count in zip(streams, before, strict=True):
+                at, state = stream.wait(count + 1)[-1]
                 assert state["step"] == step and at - changed < 1.0
         store.update(code, lambda c: ask(c, 0))
         assert all(s.wait(4)[-1][1]["activity"] == "question" for s in streams)
@@ -222,7 +233,7 @@ def test_the_teachers_key_is_in_nothing_a_student_is_sent(cluster, a_class):
     stream = Stream(port, code, me)
     try:
         store.update(code, lambda c: reveal(close(ask(c, 0))))
-        stream.wait(2)
+        stream.wait_until(lambda state: state["phase"] == "revealed")  # (the first state, if the move came first)
         sent = [call(port, "GET", f"/join?{urlencode({'class': code, 'lang': 'en', 'me': me})}")[2].decode(),
                 json.dumps(joined_state), call(port, "GET", f"/api/class/{code}/state?me={me}")[2].decode(),
                 call(port, "GET", f"/api/class/{code}/reveal?me={me}&lang=en")[2].decode(),
