@@ -3,8 +3,9 @@ their URL compressed once per process (issue #48).
 
 Streamlit 1.67 serves its frontend (``/static/...``, the root HTML) uncompressed on purpose: Starlette's
 GZipMiddleware compresses afresh on every request, so a class's 40 first loads would cost 40 compressions
-of megabytes. Here Streamlit's content-hashed ``/static/`` files and the bidi components' files (the app's
-Plotly.js) are compressed once and the bytes kept in memory (the least recently used let go past
+of megabytes. Here Streamlit's content-hashed ``/static/`` files, the bidi components' files (the app's
+Plotly.js) and a live class's files (``server.class_files``: 200 phones asking at one "show me" for the same
+bundle) are compressed once and the bytes kept in memory (the least recently used let go past
 ``KEPT_BYTES``); every other response goes through Starlette's GZipMiddleware, which leaves alone what
 Streamlit already compressed, small bodies and ``text/event-stream`` (sent as it comes).
 """
@@ -20,7 +21,11 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-UNCHANGING = ("/static/", "/_stcore/bidi-components/")  # path prefixes whose files never change in a process
+from .class_files import ROUTE as CLASS_FILES
+
+# Path prefixes whose files never change in a process: Streamlit's, the bidi components' and a live class's (their
+# path carries the code's version).
+UNCHANGING = ("/static/", "/_stcore/bidi-components/", CLASS_FILES)
 KEPT_BYTES = 32 * 1024 * 1024  # the compressed files kept (all of Streamlit's frontend is about 7 MB)
 MINIMUM_BYTES = 500  # smaller bodies go as they are (GZipMiddleware's default)
 KEPT_HEADER = "X-Gzip-Kept"  # "hit": sent from the kept bytes, "miss": compressed for this request and kept

@@ -219,6 +219,8 @@ def test_the_page_and_its_files_are_served_compressed_and_kept_and_nothing_besid
         assert status == 200 and headers["Cache-Control"] == "public, max-age=31536000, immutable", name
         plain = call(other, "GET", files + name)[2]
         assert headers.get("Content-Encoding") == "gzip" and gzip.decompress(body) == plain
+        again = call(port, "GET", files + name, headers={"Accept-Encoding": "gzip"})
+        assert again[1].get("X-Gzip-Kept") == "hit" and again[2] == body, name  # compressed once, for every phone
     version = files.rstrip("/").rsplit("/", 1)[1]
     for path in (files.replace(version, "0" * len(version)) + "student.js", files + "tour-9-zh-phone.json",
                  files + "../routes.py", files + "bundle/phone-both-zh/../../../server/asgi.py",
