@@ -16,14 +16,13 @@ from pathlib import Path
 from ui.bundle import FIGURES, PARTS, index, part_file, range_part, sentence_and_look
 from ui.controls import BY_KEY
 from ui.lessons import TOUR
-from ui.student_page import LOOKS, explorer_file, look_state, questions_file, script, style, tour_file
+from ui.student_page import LOOKS, explorer_file, look_state, plotly_script, questions_file, script, style, tour_file
 from ui.text import LANGUAGES, Text
 
 from . import bundles
 from .bundles import code_version, shared_part
 
 ROUTE = "/api/class-files/"
-PLOTLY_BASIC = Path(__file__).resolve().parents[1] / "ui" / "vendor" / "plotly-basic.min.js"
 _word = "|".join
 FILE = re.compile(
     rf"(?P<script>student\.js)|(?P<style>student\.css)|(?P<plotly>plotly-basic\.min\.js)"
@@ -56,7 +55,7 @@ def _made(name: str) -> bytes:
     if found["style"]:
         return style().encode()
     if found["plotly"]:
-        return PLOTLY_BASIC.read_bytes()
+        return plotly_script()
     if found["step"]:
         return _json(tour_file(int(found["step"]), Text(found["tour_lang"]), found["tour_look"]))
     if found["questions_lang"]:

@@ -25,6 +25,7 @@ from support import ROOT
 from testbed.local_server import ServerFailed, redis_server, streamlit_server
 from ui.lessons import QUESTIONS
 from ui.live_class import ask, close, key_hash, new_code, new_key, new_student, reveal, show_step, start
+from ui.student_page import PLOTLY_BASIC
 from ui.text import Text
 
 EN, ZH = Text("en"), Text("zh")
@@ -221,6 +222,9 @@ def test_the_page_and_its_files_are_served_compressed_and_kept_and_nothing_besid
         assert headers.get("Content-Encoding") == "gzip" and gzip.decompress(body) == plain
         again = call(port, "GET", files + name, headers={"Accept-Encoding": "gzip"})
         assert again[1].get("X-Gzip-Kept") == "hit" and again[2] == body, name  # compressed once, for every phone
+    # Plotly.js as npm published it, after V8's compile hint (a comment to other browsers)
+    served = call(other, "GET", files + "plotly-basic.min.js")[2]
+    assert served == b"//# allFunctionsCalledOnLoad\n" + PLOTLY_BASIC.read_bytes()
     version = files.rstrip("/").rsplit("/", 1)[1]
     for path in (files.replace(version, "0" * len(version)) + "student.js", files + "tour-9-zh-phone.json",
                  files + "../routes.py", files + "bundle/phone-both-zh/../../../server/asgi.py",
