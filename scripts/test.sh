@@ -26,13 +26,16 @@ command -v node >/dev/null && command -v npm >/dev/null || need nodejs npm
 .venv/bin/python -m ruff check .
 PYTHONPATH=tests .venv/bin/lint-imports --no-cache  # the layers (pyproject.toml; its contract type in tests/support)
 npx --no-install eslint ui widgets tests/js eslint.config.js
+# A worker per core fills the machine: each worker, and each server it starts, computes on one BLAS thread (OpenBLAS's
+# spare threads spin: on a loaded 2-core machine a paper's run took twice the CPU and ten times as long with two)
+export OPENBLAS_NUM_THREADS=1
 if [ "${1:-}" = "--full-matrix" ]; then
   shift
   export BLOCKSTAB_FULL_MATRIX=1
 fi
 if [ "${1:-}" = "--quick" ]; then
   shift
-  exec .venv/bin/python -m pytest -n auto --dist loadfile tests/engine tests/views tests/app "$@"
+  exec .venv/bin/python -m pytest -n auto --dist loadfile --no-loadscope-reorder tests/engine tests/views tests/app "$@"
 fi
 missing=()  # what the server and browser tests start: Chromium (with a Chinese font), Redis and HAProxy
 if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -i "noto.*cjk" >/dev/null; then  # (grep -q would cut fc-list short: pipefail)
@@ -44,4 +47,4 @@ command -v haproxy >/dev/null || missing+=(haproxy)
 if [ $# -gt 0 ]; then
   exec .venv/bin/python -m pytest "$@"
 fi
-exec .venv/bin/python -m pytest -n auto --dist loadfile --durations=30
+exec .venv/bin/python -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=30
