@@ -27,7 +27,7 @@ command -v node >/dev/null && command -v npm >/dev/null || need nodejs npm
 PYTHONPATH=tests .venv/bin/lint-imports --no-cache  # the layers (pyproject.toml; its contract type in tests/support)
 npx --no-install eslint ui widgets tests/js eslint.config.js
 # A worker per core fills the machine: each worker, and each server it starts, computes on one BLAS thread (OpenBLAS's
-# spare threads spin: on a loaded 2-core machine a paper's run took twice the CPU and ten times as long with two)
+# spare thread spins: two paper presets took twice the CPU with two threads, in the same time)
 export OPENBLAS_NUM_THREADS=1
 if [ "${1:-}" = "--full-matrix" ]; then
   shift

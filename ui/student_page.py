@@ -156,7 +156,6 @@ def verdict(c: LiveClass, me: str, t: Text) -> dict:
     return {"kind": kind, "said": t(f"ex.{kind}", answer=answer)}
 
 
-@cache
 def plotly_script() -> bytes:
     """Plotly.js for a phone (``ui/vendor/``) as the page loads it: V8's compile hint, then the published file."""
     return COMPILE_HINT + PLOTLY_BASIC.read_bytes()

@@ -23,6 +23,7 @@ from ui.live_class import Answer, ask, join, reveal, start
 from ui.student_page import (
     LOOKS,
     MODULES,
+    PLOTLY_BASIC,
     STUDENT,
     WORDS,
     explorer_file,
@@ -38,7 +39,6 @@ from ui.text import LANG_TAGS, LANGUAGES, Text
 from ui.views import FIGURES, explore, figure_state
 from ui.views.describe import DESCRIPTIONS
 
-VENDORED = ROOT / "ui" / "vendor" / "plotly-basic.min.js"
 CODE, ME = "ACDEFG", "m" * 16
 
 
@@ -143,8 +143,8 @@ def test_the_phones_plotly_is_npms_pinned_partial_bundle_of_the_python_packages_
     pinned = json.loads((ROOT / "package-lock.json").read_text())["packages"]["node_modules/plotly.js-basic-dist-min"]
     installed = ROOT / "node_modules" / "plotly.js-basic-dist-min" / "plotly-basic.min.js"
     assert installed.exists(), "npm ci installs it (bash scripts/test.sh)"
-    assert VENDORED.read_bytes() == installed.read_bytes()
+    assert PLOTLY_BASIC.read_bytes() == installed.read_bytes()
     full = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     version = re.search(r"plotly\.js v([\d.]+)", full.read_text(encoding="utf-8")[:400])[1]
     assert pinned["version"] == version
-    assert f"plotly.js (basic - minified) v{version}\n" in VENDORED.read_text(encoding="utf-8")[:200]
+    assert f"plotly.js (basic - minified) v{version}\n" in PLOTLY_BASIC.read_text(encoding="utf-8")[:200]
