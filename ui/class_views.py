@@ -9,7 +9,7 @@ import segno
 from .lessons import QUESTIONS
 from .live_class import LiveClass, counts
 from .text import Text
-from .views.style import INK, OTHER_TOKENS, PLOTLY_WHITE, TARGET, ink_layout, text_colour, wrap
+from .views.style import INK, OTHER_TOKENS, PLOTLY_WHITE, TARGET, ink_layout, text_colour, unvalidated, wrap
 
 
 def share(n: int, total: int) -> str:
@@ -46,7 +46,7 @@ def answers_figure(c: LiveClass, t: Text, projector: bool = False) -> go.Figure:
                   **({"dtick": 1} if total <= 10 else {})},  # (whole students)
         "yaxis": {"autorange": "reversed", "automargin": True},
     })
-    return go.Figure({"data": [bars], "layout": layout}, skip_invalid=False, _validate=False)
+    return unvalidated({"data": [bars], "layout": layout})
 
 
 def answers_description(c: LiveClass, t: Text) -> str:

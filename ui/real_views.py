@@ -7,14 +7,11 @@ against the engine in tests/views/test_real_views.py. Tokens are user text: Plot
 
 from __future__ import annotations
 
-import copy
 import csv
-import functools
 import io
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from blockstab.ablations import Comparison, LayerReadouts
 from blockstab.pretrained import DEPTH
@@ -24,7 +21,7 @@ from .examples import plotly_text
 from .numbers import readable
 from .text import Text
 from .views.describe import curve_text
-from .views.style import OTHER_TOKENS, PLOTLY_WHITE, ink_layout, wrap
+from .views.style import OTHER_TOKENS, PLOTLY_WHITE, ink_layout, subplot_grid, unvalidated, wrap
 
 ABLATED, INTACT = "#0072B2", OTHER_TOKENS
 # (catalog key, which run, colour, line dash) of the two runs every figure draws
@@ -102,21 +99,10 @@ def verdict_text(c: Comparison, t: Text) -> str:
     return "\n".join(f"- {t(key, **fields)}" for key, fields in findings(c))
 
 
-@functools.lru_cache(maxsize=16)
-def _panel_grid(phone: bool, titles: tuple[str, ...]) -> dict:
-    """The three panels' axes and titles as ``make_subplots`` lays them out, once per shape and language."""
-    rows, cols = (3, 1) if phone else (1, 3)
-    grid = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.08,
-                         vertical_spacing=0.16).to_plotly_json()["layout"]
-    grid.pop("template", None)
-    return grid
-
-
 def _figure(data: list[dict], layout: dict) -> go.Figure:
-    """A figure from plain dicts, wrapped without Plotly's per-property validation (as the Explorer's
-    depth figure): validating the three figures cost ~60 ms of every page update (docs/benchmarks.md).
-    tests/views/test_real_views.py checks that validating them would accept them and change nothing."""
-    return go.Figure({"data": data, "layout": ink_layout(layout)}, skip_invalid=False, _validate=False)
+    """A figure from plain dicts, without Plotly's validation (validating the three figures cost ~60 ms of
+    every page update, docs/benchmarks.md)."""
+    return unvalidated({"data": data, "layout": ink_layout(layout)})
 
 
 def layers_figure(c: Comparison, t: Text, projector: bool = False, phone: bool = False) -> go.Figure:
@@ -124,7 +110,8 @@ def layers_figure(c: Comparison, t: Text, projector: bool = False, phone: bool =
     one under another on a phone."""
     layers = list(range(DEPTH + 1))
     titles = tuple(wrap(t(f"real.panel.{p}")) for p in PANELS)
-    layout = copy.deepcopy(_panel_grid(phone, titles))
+    rows, cols = (3, 1) if phone else (1, 3)
+    layout = subplot_grid(rows, cols, titles, 0.16, 0.08)
     data = []
     for index, panel in enumerate(PANELS):
         axis = "" if index == 0 else str(index + 1)  # panel i's axes: x, y; x2, y2; x3, y3

@@ -31,6 +31,7 @@ from .style import (
     text_colour,
     title_pad,
     top_margin,
+    unvalidated,
     wrap,
     xy_hover,
 )
@@ -102,15 +103,18 @@ def block_frame(state: ExplorerState, t: Text) -> go.Figure:
     """What the block view keeps from block to block and stage to stage: the normalization's
     target, the layout and the axes' names (their reach is the cut's)."""
     s = style(state)
-    fig = go.Figure()
+    data = []
     if state.norm_used == "rmsnorm":
         circle = rmsnorm_circle()
-        fig.add_trace(go.Scatter(x=circle[:, 0], y=circle[:, 1], mode="lines", name=t("legend.rms_target"),
-                                 line={"color": TARGET, "dash": "dash", "width": 2}, hoverinfo="skip"))
+        data.append({"type": "scatter", "x": circle[:, 0], "y": circle[:, 1], "mode": "lines",
+                     "name": t("legend.rms_target"), "line": {"color": TARGET, "dash": "dash", "width": 2},
+                     "hoverinfo": "skip"})
     elif state.norm_used == "layernorm":
         pts = layernorm_points_2d()
-        fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers", name=t("legend.ln_target"),
-                                 marker={"color": TARGET, "size": s["marker"] + 6, "symbol": "x"}))
+        data.append({"type": "scatter", "x": pts[:, 0], "y": pts[:, 1], "mode": "markers",
+                     "name": t("legend.ln_target"),
+                     "marker": {"color": TARGET, "size": s["marker"] + 6, "symbol": "x"}})
+    fig = unvalidated({"data": data})
     layout(fig, state, t, "")
     plane_axes(fig, t, np.zeros((1, 2)), state.example)
     return fig
@@ -196,14 +200,13 @@ def tokens_figure(state: ExplorerState, result: Exploration, t: Text) -> go.Figu
     tips = np.array([v for _, v, _, _ in arrows]) * scale
     where = label_positions(tips, [name for name, *_ in arrows], s["font"], s["marker"],
                             obstacles=segment_boxes(np.zeros_like(tips), tips), bounds=bounds)
-    fig = go.Figure()
-    for (name, v, colour, width), position in zip(arrows, where, strict=True):
-        fig.add_trace(go.Scatter(x=[0, v[0]], y=[0, v[1]], mode="lines+markers+text", name=name,
-                                 text=["", name], textposition=position,
-                                 line={"color": colour, "width": width},
-                                 marker={"size": [0, s["marker"]], "color": colour},
-                                 textfont={"color": text_colour(colour), "size": s["font"]}, showlegend=False,
-                                 meta=name, hovertemplate="%{meta}: [%{x:.3f}, %{y:.3f}]<extra></extra>"))
+    fig = unvalidated({"data": [
+        {"type": "scatter", "x": [0, v[0]], "y": [0, v[1]], "mode": "lines+markers+text", "name": name,
+         "text": ["", name], "textposition": position, "line": {"color": colour, "width": width},
+         "marker": {"size": [0, s["marker"]], "color": colour},
+         "textfont": {"color": text_colour(colour), "size": s["font"]}, "showlegend": False,
+         "meta": name, "hovertemplate": "%{meta}: [%{x:.3f}, %{y:.3f}]<extra></extra>"}
+        for (name, v, colour, width), position in zip(arrows, where, strict=True)]})
     layout(fig, state, t, title)
     plane_axes(fig, t, x.reshape(-1, 2), example)
     return fig

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from blockstab.readouts import settled_block, token_groups
 
@@ -33,9 +33,11 @@ from .style import (
     plane_axes,
     plane_reach,
     style,
+    subplot_grid,
     text_colour,
     title_pad,
     top_margin,
+    unvalidated,
     wrap,
 )
 
@@ -43,6 +45,7 @@ PHONE_PLANE = 210  # px: the plot's width on a 390 px phone, beside its colour b
 PROJECTOR_TALLER = 40  # px: the projector's plane is short and wide; a little more height fits the names
 GROUP_JOINERS = (" = ", "<br>= ")  # "errors = after deploy": on one line in projector mode's wide
 # plot, else a name a line ("errors / = after deploy"), as one line would not fit a narrow plot
+VIRIDIS = plotly.colors.get_colorscale("Viridis")  # as validation writes it (Plotly.js's own has other stops)
 PANEL_TITLE_WIDTH = 22  # a readouts panel title's line, in columns (ui.views.style.wrap)
 BLANK = " "  # an unlabelled point's text: Plotly deletes the text node of an empty label for good, so a
 # label that is empty in one frame of an animation would never come back in a later frame
@@ -126,7 +129,7 @@ def depth_plane(state: ExplorerState, result: Exploration, t: Text, frames: list
             "type": "scatter", "x": path[:, 0], "y": path[:, 1], "mode": "lines+markers",
             "name": t("legend.path", scenario=plotly_text(side_name(state.example, scenario, t))),
             "line": {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 2, "dash": SCENARIO_DASHES[scenario]},
-            "marker": {"size": _path_marker(state), "color": blocks, "colorscale": "Viridis",
+            "marker": {"size": _path_marker(state), "color": blocks, "colorscale": VIRIDIS,
                        "symbol": SCENARIO_SYMBOLS[scenario],
                        "showscale": row == 0, "colorbar": {"title": {"text": t("legend.block"), "font": {"color": INK}},
                                                            "tickfont": {"color": INK}, "x": 1.02, "tick0": 0}},
@@ -145,8 +148,7 @@ def depth_plane(state: ExplorerState, result: Exploration, t: Text, frames: list
                      "marker": {"color": SCENARIO_COLOURS[scenario], "size": s["marker"] * 2,
                                 "symbol": f"{SCENARIO_SYMBOLS[scenario]}-open",
                                 "line": {"width": 4}}})
-    fig = go.Figure({"data": data, "layout": controls or {}, "frames": list(frames)}, skip_invalid=False,
-                    _validate=False)
+    fig = unvalidated({"data": data, "layout": controls or {}, "frames": list(frames)})
     layout(fig, state, t, t("fig.depth.title", depth=stream.shape[0] - 1))
     axis, bottom = depth_bottom(s["font"])
     below = bottom if frames else max(axis, AXIS_ROOM)  # without the animation, no room for its slider
@@ -350,44 +352,49 @@ def readout_panels(state: ExplorerState, result: Exploration, t: Text) -> go.Fig
     # one a row.
     cols = 1 if state.phone else 2
     rows = len(PANELS) // cols
-    cells = {p: {"row": i // cols + 1, "col": i % cols + 1} for i, p in enumerate(PANELS)}
-    titles = [wrap(t("fig.readouts." + p, n=n), PANEL_TITLE_WIDTH) for p in PANELS]
-    fig = make_subplots(rows=rows, cols=cols, vertical_spacing=min(0.3, 90 / (_panel_height(state) * rows)),
-                        horizontal_spacing=0.14, subplot_titles=titles)
-    traces = []  # (panel, trace): added in one call, Plotly's per-call subplot lookup is the slow part
+    titles = tuple(wrap(t("fig.readouts." + p, n=n), PANEL_TITLE_WIDTH) for p in PANELS)
+    grid = subplot_grid(rows, cols, titles, min(0.3, 90 / (_panel_height(state) * rows)), 0.14)
+
+    def on(panel: str, trace: dict) -> dict:  # the trace drawn in the panel's axes
+        return {**trace, "xaxis": "x" + PANEL_AXES[panel][5:], "yaxis": "y" + PANEL_AXES[panel][5:]}
+
+    data = []
     for row, scenario in enumerate(state.scenarios):
         line = {"color": SCENARIO_COLOURS[scenario], "width": s["line"] / 1.5, "dash": SCENARIO_DASHES[scenario]}
         common = {"type": "scatter", "x": blocks, "name": plotly_text(side_name(state.example, scenario, t)),
                   "legendgroup": scenario, "line": line, "mode": "lines+markers",
                   "marker": {"size": s["marker"] / 2.5, "symbol": SCENARIO_SYMBOLS[scenario]}}  # (a lone point shows)
-        traces += [
-            ("norm", {**common, "y": _floored(r.action_norm[:, row], size_floor)}),
-            ("nearest", {**common, "y": r.action_nearest_angle[:, row], "showlegend": False}),
-            ("distinct", {**common, "y": r.distinct_tokens[:, row], "line_shape": "hv", "showlegend": False}),
-            ("cosine", {**common, "y": r.action_cosine_to_input[:, row], "showlegend": False}),
-            ("smallest", {**common, "y": _floored(r.smallest_pairwise_angle[:, row], ANGLE_FLOOR),
-                          "showlegend": False}),
+        data += [
+            on("norm", {**common, "y": _floored(r.action_norm[:, row], size_floor)}),
+            on("nearest", {**common, "y": r.action_nearest_angle[:, row], "showlegend": False}),
+            on("distinct", {**common, "y": r.distinct_tokens[:, row], "line": {**line, "shape": "hv"},
+                            "showlegend": False}),
+            on("cosine", {**common, "y": r.action_cosine_to_input[:, row], "showlegend": False}),
+            on("smallest", {**common, "y": _floored(r.smallest_pairwise_angle[:, row], ANGLE_FLOOR),
+                            "showlegend": False}),
         ]
     if state.norm_used != "none" and state.placement == "pre":  # what every sublayer reads
-        traces.append(("norm", {"type": "scatter", "x": blocks, "y": np.full(blocks.shape, float(np.sqrt(2))),
+        data.append(on("norm", {"type": "scatter", "x": blocks, "y": np.full(blocks.shape, float(np.sqrt(2))),
                                 "name": t("legend.normalized_copy"),
                                 "line": {"color": TARGET, "dash": "dash", "width": s["line"] / 1.5}}))
     if len(state.scenarios) == 2:
         angle = np.where(r.scenario_angle < ANGLE_FLOOR, 0.0, r.scenario_angle)  # float noise is zero
-        traces.append(("angle", {"type": "scatter", "x": blocks, "y": angle, "name": t("legend.angle"),
+        data.append(on("angle", {"type": "scatter", "x": blocks, "y": angle, "name": t("legend.angle"),
                                  "line": {"color": "#000000", "width": s["line"] / 1.5}}))
     else:
-        fig.add_annotation(text=t("fig.readouts.angle_needs_two"), xref="x5 domain", yref="y5 domain", x=0.5,
-                           y=0.5, showarrow=False, font={"size": s["font"] - 2, "color": "#555555"})
-    fig.add_traces([trace for _, trace in traces], rows=[cells[p]["row"] for p, _ in traces],
-                   cols=[cells[p]["col"] for p, _ in traces])
-    fig.add_shape(type="line", xref="x2 domain", yref="y2", x0=0, x1=1, y0=OWN_DIRECTION, y1=OWN_DIRECTION,
-                  line={"color": "#555555", "dash": "dot", "width": 1})  # the own-direction line
-    fig.update_layout({PANEL_AXES["nearest"]: {"rangemode": "tozero"},
-                       PANEL_AXES["distinct"]: {"range": [0, n + 0.5], "dtick": 1 if n <= 8 else 2},
-                       PANEL_AXES["cosine"]: {"range": [-1.05, 1.05]}})
-    fig.update_xaxes(title_text=t("legend.block"), row=rows)  # a higher title would run into the panel titles
-    fig.update_annotations(font_size=s["font"] - (2 if state.projector else 0))
+        grid["annotations"].append({"text": t("fig.readouts.angle_needs_two"), "xref": "x5 domain",
+                                    "yref": "y5 domain", "x": 0.5, "y": 0.5, "showarrow": False,
+                                    "font": {"color": "#555555"}})
+    for annotation in grid["annotations"]:  # the panels' titles (and the note), a little smaller on a projector
+        annotation["font"]["size"] = s["font"] - (2 if state.projector else 0)
+    grid["shapes"] = [{"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": OWN_DIRECTION,
+                       "y1": OWN_DIRECTION, "line": {"color": "#555555", "dash": "dot", "width": 1}}]  # own direction
+    grid[PANEL_AXES["nearest"]]["rangemode"] = "tozero"
+    grid[PANEL_AXES["distinct"]].update(range=[0, n + 0.5], dtick=1 if n <= 8 else 2)
+    grid[PANEL_AXES["cosine"]]["range"] = [-1.05, 1.05]
+    for panel in PANELS[-cols:]:  # the bottom row's: a higher title would run into the panel titles
+        grid["x" + PANEL_AXES[panel][1:]]["title"] = {"text": t("legend.block")}
+    fig = unvalidated({"data": data, "layout": grid})
     layout(fig, state, t, t("fig.readouts.title"))
     fig.update_layout(margin={"t": _readouts_top(state)}, legend={"y": -3.4 * s["font"] / _plot_height(state)})
     return fig

@@ -3,6 +3,7 @@ axes and log axes that tick whole powers of ten."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 import unicodedata
@@ -10,6 +11,7 @@ import unicodedata
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
+from plotly.subplots import make_subplots
 
 from blockstab.scenario import LESSON
 
@@ -111,6 +113,30 @@ def log_axis(values: np.ndarray, floor: float) -> dict:
     high = max(np.ceil(np.log10(finite.max())), low + 1)
     return {"type": "log", "range": [low - 0.1, high + 0.1], "dtick": max(1, int(np.ceil((high - low) / 6))),
             "exponentformat": "power", "showexponent": "all"}
+
+
+def unvalidated(spec: dict) -> go.Figure:
+    """A figure from plain dicts (``data``, ``layout``, ``frames``) without Plotly's per-property validation,
+    which took longer than computing the numbers it draws (tests/views/test_unvalidated.py checks that
+    validating each view accepts it and changes nothing), on :data:`PLOTLY_WHITE` unless its layout names a
+    template (Plotly would validate its default template into the figure)."""
+    return go.Figure({**spec, "layout": {"template": PLOTLY_WHITE, **spec.get("layout", {})}}, skip_invalid=False,
+                     _validate=False)
+
+
+def subplot_grid(rows: int, cols: int, titles: tuple[str, ...], vertical_spacing: float,
+                 horizontal_spacing: float) -> dict:
+    """A layout of panels as ``make_subplots`` lays them out (axes, domains, titles as annotations; no
+    template): a copy of its own, since the grid is computed once per shape and language."""
+    return copy.deepcopy(_grid(rows, cols, titles, vertical_spacing, horizontal_spacing))
+
+
+@functools.lru_cache(maxsize=64)
+def _grid(rows: int, cols: int, titles: tuple[str, ...], vertical_spacing: float, horizontal_spacing: float) -> dict:
+    grid = make_subplots(rows=rows, cols=cols, subplot_titles=titles, vertical_spacing=vertical_spacing,
+                         horizontal_spacing=horizontal_spacing).to_plotly_json()["layout"]
+    grid.pop("template", None)
+    return grid
 
 
 def layout(fig: go.Figure, state: ExplorerState, t: Text, title: str) -> go.Figure:
