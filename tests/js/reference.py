@@ -6,7 +6,6 @@ import itertools
 import json
 import sys
 
-import plotly.graph_objects as go
 import plotly.io
 
 from support.bundle_reference import selected
@@ -14,6 +13,7 @@ from ui.bundle import FIGURES, block_range, figures_part, index, part_file, read
 from ui.controls import ExplorerState
 from ui.text import Text
 from ui.views.cut import apply_cut
+from ui.views.style import unvalidated
 
 RANGE = "blocks-41"
 
@@ -37,7 +37,7 @@ def main() -> None:
                                     ("readouts", pick["setting"]["readouts"], pick["readouts_cut"]),
                                     ("block", pick["setting"]["block"], pick["block_cut"])):
                 if cut is not None:
-                    drawn = json.loads(plotly.io.to_json(apply_cut(go.Figure(base), cut)))
+                    drawn = json.loads(plotly.io.to_json(apply_cut(unvalidated(base), cut)))
                     cuts.append({"view": view, "figure": name,
                                  "traces": [[trace.get("x"), trace.get("y")] for trace in drawn["data"]],
                                  "notes": [note.get("text") for note in drawn["layout"].get("annotations", [])]})

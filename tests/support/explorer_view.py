@@ -16,7 +16,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
 from server.bundles import ROUTE, bundles_folder
@@ -24,6 +23,7 @@ from support.bundle_reference import selected
 from ui.bundle import read_part
 from ui.controls import BY_KEY, CONTROLS, INSTANT
 from ui.views.cut import apply_cut
+from ui.views.style import unvalidated
 from widgets.explorer import KEY
 
 
@@ -96,10 +96,10 @@ def shown(at: AppTest) -> dict:
     now = view(at)
     picked = selected(bundle_files(data), now)
     block = picked["block"]
-    figures = {"depth_figure": apply_cut(go.Figure(picked["setting"]["depth"]), picked["depth_cut"]),
-               "readouts_figure": apply_cut(go.Figure(picked["setting"]["readouts"]), picked["readouts_cut"])}
+    figures = {"depth_figure": apply_cut(unvalidated(picked["setting"]["depth"]), picked["depth_cut"]),
+               "readouts_figure": apply_cut(unvalidated(picked["setting"]["readouts"]), picked["readouts_cut"])}
     if block:
-        figures["block_figure"] = apply_cut(go.Figure(picked["setting"]["block"]), picked["block_cut"])
+        figures["block_figure"] = apply_cut(unvalidated(picked["setting"]["block"]), picked["block_cut"])
     texts = data["texts"]
     note = picked["entry"]["note"]  # (its text, and where it goes: the bundle's index says, ui.bundle.setting_note)
     notes = [texts[note["text"]]] if note and not data["projector"] else []
