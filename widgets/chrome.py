@@ -40,7 +40,9 @@ APP_ICON = _stacked_blocks_icon()
 # its primary colour at half opacity, 2:1, or none, and Plotly's toolbar's is 1 px): a radio, a
 # checkbox or a toggle draws its own box over a hidden native input, so its ring goes round its label,
 # and a slider's round its thumb. A closed sidebar, slid off the screen, is out of the Tab order too.
-# A table's toolbar (Streamlit's, seen on hover) shows while a key's focus is in it.
+# A table's toolbar (Streamlit's, seen on hover) shows while a key's focus is in it. A table's grid
+# hands focus from its canvas to its unseen copy of the chosen cell (200 ms after a key; no ring is seen on
+# that copy): the grid is ringed while focus is in it.
 # A heading's "Link to heading" is left out: a Tab stop with nothing seen (it shows on hover only),
 # labelled in English on a Chinese page, whose anchors lose the Chinese words ("#token", "#block").
 APP_CSS = """<style>
@@ -58,6 +60,7 @@ APP_CSS = """<style>
 [data-testid="stCaptionContainer"] { color: #666564; opacity: 1; }  /* 5.8:1 on white (Streamlit fades it to 3.9:1) */
 :focus-visible { outline: 3px solid #0072B2 !important; outline-offset: 2px; }
 [data-testid="stElementToolbar"]:focus-within { opacity: 1 !important; }
+[data-testid="stDataFrame"]:focus-within { outline: 3px solid #0072B2; outline-offset: 2px; }
 [data-testid="stHeaderActionElements"] { display: none; }
 label:has(> span > input:focus-visible) { outline: 3px solid #0072B2; outline-offset: 2px; border-radius: 4px; }
 div:has(> div > input[type="range"]:focus-visible) { outline: 3px solid #0072B2; outline-offset: 2px; }

@@ -20,10 +20,12 @@ TABBABLE = """() => {
 # the element itself, or of the first ancestor drawn for it, for a native input hidden under its widget's
 # own box, clipped to a pixel (Streamlit's radios, checkboxes and toggles: the label; a slider: its
 # thumb). The colour
-# behind the ring is the first opaque background under it.
+# behind the ring is the first opaque background under it. A table's grid (glide's) moves focus from its
+# canvas to an unseen copy of the chosen cell: that stop is the canvas's, ringed round the grid.
 FOCUSED = """() => {
   const el = document.activeElement;
   if (!el || el === document.body || el === document.documentElement) return null;
+  const grid = el.tagName === 'TD' ? el.closest('[data-testid=stDataFrame]') : null;
   const tiny = e => { const box = e.getBoundingClientRect(); return box.width < 4 || box.height < 4; };
   const clipped = e => {  // inside a box a pixel wide that clips it (how a native input is hidden)
     for (let p = e.parentElement, up = 0; p && up < 3; p = p.parentElement, up++) {
@@ -40,8 +42,8 @@ FOCUSED = """() => {
     const shadow = style.boxShadow.match(/(rgba?\\([^)]*\\)) -?[\\d.]+px -?[\\d.]+px -?[\\d.]+px ([\\d.]+)px/);
     return shadow && parseFloat(shadow[2]) > 0 ? [shadow[1], parseFloat(shadow[2])] : null;
   };
-  let ring = el, colour = null, width = 0;
-  for (let p = el, up = 0; p && up < 4; p = p.parentElement, up++) {
+  let ring = grid ?? el, colour = null, width = 0;
+  for (let p = ring, up = 0; p && up < 4; p = p.parentElement, up++) {
     const seen = drawn(p);
     if (seen) { ring = p; [colour, width] = seen; break; }
   }
@@ -55,7 +57,8 @@ FOCUSED = """() => {
   const seen = ring.getBoundingClientRect();
   const named = /^(a|button|summary|option)$/i.test(el.tagName) ? el.innerText : '';  // (a region: not its text)
   const name = el.getAttribute('aria-label') || el.labels?.[0]?.innerText || named || el.title || '';
-  return {index: (window.__tabbable ?? []).indexOf(el), tag: el.tagName.toLowerCase(),
+  const stop = grid ? grid.querySelector('canvas[tabindex="0"]') : el;
+  return {index: (window.__tabbable ?? []).indexOf(stop), tag: el.tagName.toLowerCase(),
           role: el.getAttribute('role') || el.type || '', name: name.replace(/\\s+/g, ' ').trim(),
           sidebar: !!el.closest('[data-testid=stSidebar]'), colour, width, background, opacity,
           in_view: seen.bottom > 0 && seen.top < innerHeight && seen.right > 0 && seen.left < innerWidth};
@@ -66,8 +69,11 @@ FOCUSED = """() => {
 TOP = """() => { const mark = document.createElement('span'); mark.tabIndex = -1; document.body.prepend(mark);
   mark.focus(); mark.remove(); window.scrollTo(0, 0); }"""
 
-# No transition running: the ring is seen as it ends (Plotly's toolbar fades in once focus is in it).
-SETTLED = "() => document.getAnimations().every(a => !(a instanceof CSSTransition) || a.playState !== 'running')"
+# No transition running: the ring is seen as it ends (Plotly's toolbar fades in once focus is in it); and
+# focus not on a table's canvas, which hands it to the chosen cell's copy once its copy is drawn (200 ms
+# after a key).
+SETTLED = """() => document.getAnimations().every(a => !(a instanceof CSSTransition) || a.playState !== 'running')
+  && document.activeElement?.dataset.testid !== 'data-grid-canvas'"""
 
 # The tabbable elements no stop reached, of the indices reached: a radio counts as reached when its group
 # was (a native radio group is one stop, its arrows move within it).
