@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import http.client
+import itertools
 import json
 import os
 import re
@@ -55,9 +56,25 @@ def a_class(cluster):
     store.end(code)
 
 
+_ADDRESSES = (f"127.0.{n // 250}.{n % 250 + 2}" for n in itertools.count())
+_computer = ["127.0.0.1"]  # the address this test's requests come from
+
+
+@pytest.fixture(autouse=True)
+def another_computer():
+    """Each test's requests come from an address of its own (127.0.x.y), as a class's phones each have one:
+    the servers' per-address limits (``server.address_limits``) count every test apart (the module's tests
+    together sent them more than a computer's burst)."""
+    _computer[0] = next(_ADDRESSES)
+
+
+def connect(port: int) -> http.client.HTTPConnection:
+    return http.client.HTTPConnection("127.0.0.1", port, timeout=60, source_address=(_computer[0], 0))
+
+
 def call(port: int, method: str, path: str, body: bytes | dict | None = None, headers: dict | None = None):
     """``(status, headers, body)`` of one request (its headers looked up as HTTP does, in any case)."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection = connect(port)
     data = json.dumps(body).encode() if isinstance(body, dict) else body
     sent = {"Content-Type": "application/json"} if isinstance(body, dict) else {}
     connection.request(method, path, body=data, headers={**sent, **(headers or {})})
@@ -78,7 +95,7 @@ class Stream:
     """A student's event stream, read on a thread of its own: each ``state`` event and when it came."""
 
     def __init__(self, port: int, code: str, me: str):
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.connection = connect(port)
         self.connection.request("GET", f"/api/class/{code}/events?me={me}")
         self.response = self.connection.getresponse()
         self.states: list[tuple[float, dict | None]] = []
