@@ -6,7 +6,6 @@ the arrow keys, types (typing opens the cell editor) and presses Enter.
 """
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from blockstab.scenario import LESSON, MAX_FILE_BYTES
 from support.browser import (
@@ -34,33 +33,28 @@ OVERLAY = "#portal textarea"  # the open cell editor
 
 def type_into_cell(page, row: int, column: int, text: str) -> None:
     """Select (row, column) of the editor (1-based data row; column 0 = token), open the cell's
-    editor (Enter), replace its text and commit (Enter); wait for the rerun. The grid takes a key
-    pressed before it has committed the click's selection as a key with nothing selected, so the
-    editor may open on another cell: one whose text is not the cell's is closed and the walk done
-    again (bounded)."""
+    editor (Enter), replace its text and commit (Enter); wait for the rerun. The grid hands focus to
+    its unseen copy of the selected cell 200 ms after each move (``support.keyboard``): each key waits
+    for the copy of the cell it should have reached, as a key pressed before the hand-over could be
+    lost with the copy it went to."""
     grid = page.locator("[data-testid=stDataFrame] canvas").first
     grid.scroll_into_view_if_needed()
-    cell = f"#glide-cell-{column + 2}-{row - 1}"  # the grid's accessible table: row numbers are its column 1
-    page.wait_for_selector(cell, state="attached")
-    expected = page.text_content(cell)
+    cell = "glide-cell-{}-{}"  # the grid's accessible table: (column, row), row numbers are its column 1
+    page.wait_for_selector(f"#{cell.format(column + 2, row - 1)}", state="attached")
+    expected = page.text_content(f"#{cell.format(column + 2, row - 1)}")
     box = grid.bounding_box()
-    for attempt in range(3):
-        page.mouse.click(box["x"] + 140, box["y"] + ROW * 1.5)  # row 1, the token column
-        for _ in range(column):
-            page.keyboard.press("ArrowRight")
-        for _ in range(row - 1):
-            page.keyboard.press("ArrowDown")
-        page.keyboard.press("Enter")
-        try:
-            page.wait_for_selector(OVERLAY, state="visible", timeout=3000)
-            if page.input_value(OVERLAY) == expected:
-                break
-        except PlaywrightTimeout:
-            pass
-        if attempt == 2:
-            raise AssertionError(f"the editor did not open on row {row}, column {column} ({expected!r})")
-        page.keyboard.press("Escape")
-        page.wait_for_selector(OVERLAY, state="detached")
+    at = "id => document.activeElement?.id === id"
+    page.mouse.click(box["x"] + 140, box["y"] + ROW * 1.5)  # row 1, the token column
+    page.wait_for_function(at, arg=cell.format(2, 0))
+    for step in range(1, column + 1):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(at, arg=cell.format(2 + step, 0))
+    for step in range(1, row):
+        page.keyboard.press("ArrowDown")
+        page.wait_for_function(at, arg=cell.format(column + 2, step))
+    page.keyboard.press("Enter")
+    page.wait_for_selector(OVERLAY, state="visible")
+    assert page.input_value(OVERLAY) == expected
     page.wait_for_function("() => document.activeElement?.matches('#portal textarea')")
     page.locator(OVERLAY).fill(text)
     n = runs(page)
