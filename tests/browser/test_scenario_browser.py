@@ -40,8 +40,9 @@ def type_into_cell(page, row: int, column: int, text: str) -> None:
     grid = page.locator("[data-testid=stDataFrame] canvas").first
     grid.scroll_into_view_if_needed()
     cell = "glide-cell-{}-{}"  # the grid's accessible table: (column, row), row numbers are its column 1
-    page.wait_for_selector(f"#{cell.format(column + 2, row - 1)}", state="attached")
-    expected = page.text_content(f"#{cell.format(column + 2, row - 1)}")
+    target = f"#{cell.format(column + 2, row - 1)}"
+    page.wait_for_selector(target, state="attached")
+    expected = page.text_content(target)
     box = grid.bounding_box()
     at = "id => document.activeElement?.id === id"
     page.mouse.click(box["x"] + 140, box["y"] + ROW * 1.5)  # row 1, the token column

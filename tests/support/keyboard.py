@@ -57,7 +57,7 @@ FOCUSED = """() => {
   const seen = ring.getBoundingClientRect();
   const named = /^(a|button|summary|option)$/i.test(el.tagName) ? el.innerText : '';  // (a region: not its text)
   const name = el.getAttribute('aria-label') || el.labels?.[0]?.innerText || named || el.title || '';
-  const stop = grid ? grid.querySelector('canvas[tabindex="0"]') : el;
+  const stop = grid ? grid.querySelector('[data-testid=data-grid-canvas]') : el;
   return {index: (window.__tabbable ?? []).indexOf(stop), tag: el.tagName.toLowerCase(),
           role: el.getAttribute('role') || el.type || '', name: name.replace(/\\s+/g, ' ').trim(),
           sidebar: !!el.closest('[data-testid=stSidebar]'), colour, width, background, opacity,
