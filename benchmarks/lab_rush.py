@@ -5,6 +5,7 @@ Run by hand from the repo root (never as a timed test)::
     .venv/bin/python -m benchmarks.lab_rush                                # 40 sessions, one preset
     .venv/bin/python -m benchmarks.lab_rush --presets dong,xiong,noci,deepnet --json /tmp/rush.json
     .venv/bin/python -m benchmarks.lab_rush --app-root /tmp/snapshot       # the same against a snapshot
+    .venv/bin/python -m benchmarks.lab_rush --first-visits --presets dong,xiong,noci,deepnet,geometry
 
 It starts ``app.py`` itself (free localhost port, headless). The sessions speak Streamlit's
 WebSocket protocol (testbed/protocol_client.py) on loopback and all open ``/lab?lab_show=<preset>`` in the
@@ -14,6 +15,9 @@ server's script_finished (the results on its page). First one session alone on a
 (the single-user time, no cache); then the server is restarted, so the rush starts cold too.
 Every 0.5 s the server's RSS and CPU are sampled. Errors counted: exception elements, failed or
 timed-out runs. Everything is bounded by ``--timeout`` seconds per session.
+
+``--first-visits``: each preset's link opened by one session on a server of its own, started for it (the
+first visit after a start, as a teacher's on a classroom server): the time from the request to the results.
 """
 
 from __future__ import annotations
@@ -80,9 +84,28 @@ def report(single: dict, room: dict) -> dict:
             "cpu_s": cpu[-1] - cpu[0], "rss_start": rss[0], "rss_peak": max(rss), "rss_end": rss[-1]}
 
 
+async def first_visits(presets: list[str], logs: Path, timeout: float) -> dict:
+    visits = {}
+    for preset in presets:
+        with h.streamlit_server("app.py", logs / f"first-{preset}.log") as (url, server):
+            visits[preset] = await open_lab(int(url.rsplit(":", 1)[1]), preset, timeout)
+        visit = visits[preset]
+        problems = f"  error: {visit['error']}" * bool(visit["error"]) + \
+            f"  exceptions: {visit['exceptions']}" * bool(visit["exceptions"])
+        print(f"{preset:10s} {visit['ms'] or float('nan'):9.0f} ms{problems}")
+    return visits
+
+
 async def main_async(args) -> None:
     logs = Path(tempfile.mkdtemp(prefix="blockstab-rush-"))
     presets = args.presets.split(",")
+    if args.first_visits:
+        print(f"measuring {h.APP_ROOT} at {h.git_state(h.APP_ROOT)}: each preset's first visit on a fresh server")
+        with h.ForeignLoad() as foreign:
+            visits = await first_visits(presets, logs, args.timeout)
+        print(foreign.summary())
+        h.write_record(args.json, args, {"first_visits": visits, "foreign_cpu": foreign.samples})
+        return
     print(f"measuring {h.APP_ROOT} at {h.git_state(h.APP_ROOT)}: {args.sessions} sessions, presets {presets}")
     with h.ForeignLoad() as foreign:
         with h.streamlit_server("app.py", logs / "single.log") as (url, server):
@@ -105,6 +128,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=40)
     parser.add_argument("--presets", default="xiong", help="comma-separated lab_show values, dealt round-robin")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a session may take (bounded)")
+    parser.add_argument("--first-visits", action="store_true", help="each preset opened alone on a fresh server")
     parser.add_argument("--json", type=Path, help="write every sample here")
     parser.add_argument("--app-root", type=Path, help="measure the app in this checkout / snapshot (default: this one)")
     args = parser.parse_args()

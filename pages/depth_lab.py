@@ -5,6 +5,7 @@ from functools import partial
 import streamlit as st
 
 from blockstab.lab import compared_setups
+from blockstab.shipped import differences, shipped
 from server.lab_runs import LAB_SECONDS, computed_with_progress
 from server.lab_worker import paper_run, stack_curves
 from ui.controls import ExplorerState
@@ -58,7 +59,16 @@ if shown == "stack":
 else:
     st.subheader(t(f"paper.{shown}.title"))
     st.markdown(t(f"paper.{shown}.setup"))
-    paper = computed_with_progress(("paper", shown), partial(paper_run, shown), t)
+    again = f"lab_again.{shown}"  # this session asked for the preset to be computed here
+    if st.session_state.get(again):
+        paper = computed_with_progress(("paper", shown), partial(paper_run, shown), t)
+        changed = differences(paper, shipped(shown))
+        st.caption(t("lab.recomputed_differs", count=len(changed)) if changed else t("lab.recomputed_same"))
+    else:
+        paper = shipped(shown)
+        st.caption(t("lab.shipped"))
+        st.button(t("lab.run_again"), key="lab_run_again", icon=":material/replay:",
+                  on_click=st.session_state.__setitem__, args=(again, True))
     if paper.passed:
         st.success(t("lab.all_pass"), icon=":material/check_circle:")
     else:

@@ -25,12 +25,13 @@ from streamlit.testing.v1 import AppTest
 from blockstab import papers
 from blockstab.lab import COMPARISONS, MAX_LAB_DEPTH, LabSetup, check_budget, compared_setups, depth_curves
 from blockstab.papers import CLAIMS, PAPERS
+from blockstab.shipped import shipped
 from server import lab_runs
 from server.lab_runs import _lab_runs
 from server.lab_worker import in_worker
 from support import APP, ROOT, lab_jobs
 from support.pages import charts, says, tables
-from support.paper_runs import SLOW_PAPERS, paper_run
+from support.paper_runs import paper_run
 from ui.controls import BY_KEY, LAB_CONTROLS
 from ui.lab_views import (
     PANELS,
@@ -145,17 +146,18 @@ def test_the_default_stack_renders(lang):
 # ------------------------------------------------------------------------------------ paper presets
 
 
-def paper_case(paper: str, lang: str):
-    slow = paper in SLOW_PAPERS or (lang == "zh" and paper != "dong")
-    return pytest.param(paper, lang, marks=[pytest.mark.slow] if slow else [], id=f"{paper}-{lang}")
-
-
-@pytest.mark.parametrize("paper, lang", [paper_case(p, lang) for p in PAPERS for lang in LANGUAGES])
-def test_each_paper_preset_renders_its_verdict_and_findings(paper, lang):
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("paper", PAPERS)
+def test_each_paper_preset_shows_its_shipped_verdict_and_findings_at_once(paper, lang, fresh_results):
+    """Nothing is computed: the page draws the result shipped with the engine (held to it by
+    tests/engine/test_shipped.py), says so, and offers to compute it here."""
     t = Text(lang)
-    run, _ = paper_run(paper)
-    at = open_lab(lang, timeout=600, lab_show=paper)
+    run = shipped(paper)
+    at = open_lab(lang, lab_show=paper)
+    assert _lab_runs().running == {} and _lab_runs().get(("paper", paper)) is None
     assert at.radio(key="lab_show").value == paper
+    assert at.button(key="lab_run_again").label == t("lab.run_again")
+    assert t("lab.shipped") in [c.value for c in at.caption]
     assert not at.warning, [w.value for w in at.warning]
     assert [s.value for s in at.subheader] == [t(f"paper.{paper}.title")]
     assert [s.value for s in at.success] == ([t("lab.all_pass")] if run.passed else [])
@@ -194,8 +196,12 @@ def test_a_preset_that_fails_shows_the_failure(monkeypatch, fresh_results):
     monkeypatch.setitem(PAPERS, "dong", lambda progress=None: papers.dong(seeds=(0,), progress=progress))
     t = Text("en")
     at = open_lab("en", lab_show="dong")
+    at.button(key="lab_run_again").click().run()
     assert not at.success
     assert [e.value for e in at.error] == [t("lab.some_fail")]
+    differ = [c.value for c in at.caption if says(c.value, "en", "lab.recomputed_differs")]
+    assert len(differ) == 1 and "0 " not in differ[0]  # the skip claims and their curves are not the shipped ones
+    assert t("lab.shipped") not in [c.value for c in at.caption] and not at.button
     badges = [row[t("lab.col.badge")] for row in table_rows(at)]
     assert badges == [t("lab.pass"), t("lab.fail"), t("lab.fail"), t("lab.pass"), t("lab.fail")]
 
@@ -211,6 +217,7 @@ def test_the_dong_preset_fed_other_tokens_names_every_curve_off(monkeypatch, fre
     monkeypatch.setitem(PAPERS, "dong", lambda progress=None: papers.dong(seeds=(0,), progress=progress))
     t = Text(lang)
     at = open_lab(lang, lab_show="dong")
+    at.button(key="lab_run_again").click().run()
     assert [e.value for e in at.error] == [t("lab.some_fail")]
     rows = table_rows(at)
     badges = {claim: row[t("lab.col.badge")] for claim, row in zip(CLAIMS["dong"], rows, strict=True)}
@@ -227,7 +234,7 @@ def test_the_dong_preset_shows_the_figure_badge_as_measured(lang):
     """With BERT's embedding output the badge does not pass: attention + skip is 0.117 off at
     layer 1; the page says which curve, where, and why (the layer-0 note)."""
     t = Text(lang)
-    run, _ = paper_run("dong")
+    run = shipped("dong")
     at = open_lab(lang, lab_show="dong")
     assert [e.value for e in at.error] == [t("lab.some_fail")]
     row = table_rows(at)[CLAIMS["dong"].index("figure_2")]
@@ -270,8 +277,8 @@ def test_gradients_far_below_where_squares_underflow_are_shown(lang):
 
 
 def test_a_run_waits_in_line_while_every_worker_is_busy_then_shows_its_result(monkeypatch, fresh_results):
-    """Other sessions' runs hold every worker (server.shared_runs): the page's own run starts only once
-    they end, and shows the same findings as ever."""
+    """Other sessions' runs hold every worker (server.shared_runs): the page's own run ("Run it again here")
+    starts only once they end, and shows the same findings as ever, and says they agree with the shipped ones."""
     run, _ = paper_run("dong")  # the expected findings, from the preset itself (cached per test session)
     runs, release, started, released = _lab_runs(), threading.Event(), [], []
     monkeypatch.setattr(lab_runs, "in_worker", lambda *args: started.append(time.monotonic()) or in_worker(*args))
@@ -284,10 +291,13 @@ def test_a_run_waits_in_line_while_every_worker_is_busy_then_shows_its_result(mo
     while len(runs.running) < runs.workers:
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    threading.Timer(1.0, lambda: released.append(time.monotonic()) or release.set()).start()
     at = open_lab("en", lab_show="dong")
+    assert started == [], "the page computed a preset it ships"
+    threading.Timer(1.0, lambda: released.append(time.monotonic()) or release.set()).start()
+    at.button(key="lab_run_again").click().run()
     assert len(started) == 1 and started[0] >= released[0], "the page ran before a worker was free"
     assert table_rows(at) == finding_rows(run, Text("en"))
+    assert Text("en")("lab.recomputed_same") in [c.value for c in at.caption]  # the same as shipped
     for thread in busy:
         thread.join(30)
     assert runs.running == {} and runs.line == {}

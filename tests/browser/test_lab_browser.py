@@ -31,7 +31,6 @@ from ui.views.describe import curve_text
 
 pytestmark = pytest.mark.browser
 
-COMPUTING = 300_000  # ms: a default stack or a paper preset on a loaded 2-core machine
 PANEL_TITLES = "(i) => [...document.querySelectorAll('.js-plotly-plot')[i].layout.annotations].map(a => a.text)"
 SUBPLOTS = "(i) => Object.keys(document.querySelectorAll('.js-plotly-plot')[i]._fullLayout._plots).sort()"
 TABLE = "[data-testid=stMarkdownContainer] table"
@@ -42,7 +41,6 @@ PROGRESS = "[data-testid=stProgress]"
 
 def open_lab(page, url: str) -> None:
     """Navigate, wait until the lab has computed (script idle) and everything is drawn."""
-    page.set_default_timeout(COMPUTING)
     page.goto(url)
     page.wait_for_selector(READY, state="attached")
     page.wait_for_selector(IDLE, state="attached")
@@ -168,7 +166,6 @@ def test_changing_a_control_stops_a_long_run(page, app_url):
     """A long run shows a progress bar; choosing something else stops it, so it was never cached:
     coming back starts it again (a finished run would be drawn at once from the cache)."""
     t = Text("en")
-    page.set_default_timeout(COMPUTING)
     page.goto(app_url + "/lab?lang=en&lab_width=512&lab_tokens=128&lab_depth=60&lab_compare=none&lab_seed=7")
     page.wait_for_selector(PROGRESS)
     n = runs(page)
