@@ -1,8 +1,9 @@
 """The Depth lab in a real headless Chromium: the four-panel chart, a paper preset's badges, a depth
 change redrawing the chart, and a Chinese deep link to a preset.
 
-Synchronised as tests/browser/test_browser.py (script state and chart data, never sleeps); the lab
-computes for seconds, so these pages get longer timeouts than the Explorer's.
+Synchronised as tests/browser/test_browser.py (script state and chart data, never sleeps), with the suite's
+usual bound: a preset draws its shipped result without computing, and the stacks computed here are small
+(the default stack, four runs of 48 blocks, takes two seconds of one core).
 """
 
 import pytest
@@ -86,6 +87,9 @@ def test_choosing_a_paper_shows_its_badges_its_figure_and_back(page, app_url):
     assert_healthy(page)
     assert page.inner_text("h3").strip() == t("paper.dong.title")
     assert says(page.inner_text(ERROR), "en", "lab.some_fail")
+    assert page.get_by_text(t("lab.shipped"), exact=True).is_visible()  # drawn at once, from the shipped result
+    assert page.get_by_role("button", name=t("lab.run_again")).is_visible()
+    assert page.locator(PROGRESS).count() == 0
     badges = page.locator(f"{TABLE} tbody tr td:last-child").all_inner_texts()
     assert [b.strip() for b in badges] == [t("lab.pass")] * 4 + [t("lab.fail")]
     assert "✓" in t("lab.pass")
