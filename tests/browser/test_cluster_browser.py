@@ -159,6 +159,8 @@ def test_the_explorer_a_block_range_and_an_upload_stay_on_one_replica_behind_hap
             and failed.append(f"{r.status} {r.url}"))
     page.on("response", lambda r: "/api/bundles/" in r.url
             and fetched.append((r.url.rsplit("-", 1)[1], r.status)))
+    unanswered = []  # requests with no answer at all (a refused or reset connection, a timeout)
+    page.on("requestfailed", lambda r: unanswered.append(f"{r.failure} {r.url}"))
     open_app(page, f"{cluster.base}/explore?lang=en&depth=30")
     mine = replica_of(page)
     set_depth(page, 21, key="block")  # out of the block range read at the mount (1-10): blocks 21-30
@@ -176,11 +178,15 @@ def test_the_explorer_a_block_range_and_an_upload_stay_on_one_replica_behind_hap
     assert_healthy(page)
 
     open_app(page, f"{cluster.base}/scenario?lang=en", charts=False)
+    assert_healthy(page)
     upload = page.locator(".st-key-editor_upload input[type=file]")
+    # The page is idle and settled: its uploader is drawn, or its element's code failed to load (Streamlit then
+    # shows an error where the skeleton was): say which request failed rather than wait for it.
+    assert upload.count() == 1, (failed, unanswered, page.locator(".st-key-editor_upload").inner_text()[:300])
     upload.set_input_files(files=[{"name": "mine.json", "mimeType": "application/json",
                                    "buffer": to_json(PRESETS["support"]).encode()}])
     page.wait_for_url(re.compile(r"[?&]sc=support(&|$)"))  # the uploaded example is in use
-    open_app(page, f"{cluster.base}/lab?lang=en")
+    open_app(page, f"{cluster.base}/lab?lang=en&lab_width=16&lab_tokens=8&lab_depth=6")  # a run of milliseconds
     open_app(page, f"{cluster.base}/real?lang=en")
     assert replica_of(page) == mine
     assert_healthy(page)
