@@ -9,7 +9,8 @@ first session runs ``st.navigation``. So the first session after a start that op
 fair share of the server: reruns and WebSocket messages bounded per session (``fair_share.py``), and a
 page back on a process that lost its session runs whole again (``resume.py``).
 Arguments go to ``streamlit run`` (e.g. ``--server.port 8502``); ``--lan`` serves the LAN (every
-interface), so that students' phones can open the app and join a live class.
+interface), so that students' phones can open the app and join a live class. A bad setting of the client's
+address (``server.client_address``) stops it at once, saying which.
 
 Streamlit is imported under ``__main__`` only: multiprocessing imports this module again in every
 Depth-lab worker process (``server/lab_worker.py``), which needs none of it (it cost a worker about
@@ -24,8 +25,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 if __name__ == "__main__":
     from server import fair_share, resume
+    from server.client_address import trusted
     from server.streamlit_internals import routed_by_navigation_only, run_streamlit
 
+    try:
+        trusted()
+    except ValueError as bad:
+        sys.exit(str(bad))
     os.chdir(ROOT)  # .streamlit/config.toml is read from the working directory
     routed_by_navigation_only()
     resume.install()  # (before fair_share's gate, which then paces the whole-page run too)

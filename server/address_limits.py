@@ -31,11 +31,12 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable
 from urllib.parse import parse_qs
 
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 
 from ui.text import LANGUAGES, Text
 
-from .client_address import address_of, behind_proxy
+from .client_address import Trust, address_of, trusted
 from .fair_share import TokenBucket
 
 REQUESTS_PER_SECOND = float(os.environ.get("BLOCKSTAB_REQUESTS_PER_SECOND", 20))
@@ -90,10 +91,10 @@ class AddressLimits:
     """ASGI middleware: the module's bounds on each address's requests and event streams."""
 
     def __init__(self, app, rate: float = REQUESTS_PER_SECOND, burst: float = REQUEST_BURST,
-                 streams: int = STREAMS_PER_ADDRESS, proxied: bool | None = None, most: int = MAX_ADDRESSES,
+                 streams: int = STREAMS_PER_ADDRESS, trust: Trust | None = None, most: int = MAX_ADDRESSES,
                  clock: Callable[[], float] = time.monotonic):
         self.app, self.streams_per_address, self.clock = app, streams, clock
-        self.proxied = behind_proxy() if proxied is None else proxied
+        self.trust = trusted() if trust is None else trust
         self.requests = AddressBuckets(rate, burst, most)
         self.open_streams: Counter[str] = Counter()
 
@@ -101,8 +102,7 @@ class AddressLimits:
         if scope["type"] != "http" or not is_own_route(scope["path"]):
             return await self.app(scope, receive, send)
         peer = (scope.get("client") or (None,))[0]
-        forwarded = [value.decode("latin-1") for name, value in scope["headers"] if name == b"x-forwarded-for"]
-        address = address_of(peer, forwarded, self.proxied)
+        address = address_of(peer, Headers(scope=scope).getlist, self.trust)
         if wait := self.requests.wait(address, self.clock()):
             return await refuse(scope, receive, send, TOO_MANY_REQUESTS, wait)
         if not is_stream(scope["path"]):

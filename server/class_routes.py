@@ -28,7 +28,7 @@ from .bundles import code_version
 from .class_files import ROUTE as FILES_ROUTE
 from .class_files import class_file, prefix
 from .class_store import ANSWERS_PER_ADDRESS, JOINS_PER_MINUTE, STUDENTS_PER_CLASS, class_store
-from .client_address import address_of, behind_proxy
+from .client_address import address_of, trusted
 
 API = "/api/class/{code}/"
 MOST_BYTES = 1024  # a request's body: an answer or a join is a few dozen bytes
@@ -59,8 +59,7 @@ def answered(value) -> JSONResponse:
 
 
 def client(request: Request) -> str:
-    return address_of(request.client.host if request.client else None, request.headers.getlist("x-forwarded-for"),
-                      behind_proxy())
+    return address_of(request.client.host if request.client else None, request.headers.getlist, trusted())
 
 
 def the_code(request: Request) -> str:

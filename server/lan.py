@@ -35,11 +35,12 @@ def lan_address() -> str | None:
 def students_address(listening_on: str, port: int, browser_address: str) -> tuple[str, bool]:
     """The app's address for students' phones (``scheme://host:port``), and whether phones can reach it.
     ``listening_on`` is the server's address setting and ``browser_address`` the address the teacher's
-    browser used: loopback-only, phones cannot reach it (the link still works in this machine's tabs)."""
+    browser used: loopback-only, phones cannot reach it (the link still works in this machine's tabs). The
+    scheme is always the browser's: a teacher who reached the app over HTTPS gives phones an ``https://`` link."""
     if is_loopback(listening_on):
         return browser_address, False
-    host = urlsplit(browser_address).hostname
-    if host and not is_loopback(host):
+    browser = urlsplit(browser_address)
+    if browser.hostname and not is_loopback(browser.hostname):
         return browser_address, True
     lan = lan_address() if listening_on in ALL_INTERFACES else listening_on
-    return (f"http://{lan}:{port}", True) if lan else (browser_address, False)
+    return (f"{browser.scheme or 'http'}://{lan}:{port}", True) if lan else (browser_address, False)

@@ -14,7 +14,7 @@ import streamlit as st
 
 from server.class_files import build_ahead_for
 from server.class_store import STARTS_PER_HOUR, class_store
-from server.client_address import address_of, behind_proxy
+from server.client_address import address_of, trusted
 from server.lan import students_address
 from server.routes import CLASS_VERSION, PROCESS
 from ui.class_views import answers_description, answers_figure, join_code_svg
@@ -62,9 +62,9 @@ follower = st.components.v2.component("blockstab.follow", js=FOLLOW_JS.read_text
 
 def client_address() -> str:
     """The address the page's connection came from (the per-address limits), by the rule the app's routes
-    follow too (``server.client_address``): behind a proxy, the last entry of the last X-Forwarded-For header;
-    "unknown" when the session has no address (AppTest gives a stand-in object)."""
-    return address_of(st.context.ip_address, st.context.headers.get_all("X-Forwarded-For"), behind_proxy())
+    follow too (``server.client_address``), from the headers of the page's WebSocket; "unknown" when the session
+    has no address (AppTest gives a stand-in object)."""
+    return address_of(st.context.ip_address, st.context.headers.get_all, trusted())
 
 
 def act(t: Text, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveClass | None:

@@ -152,9 +152,10 @@ def warm_context(playwright_driver, tmp_path_factory):
 
 @pytest.fixture
 def new_page(warm_context, request):
-    """``new_page(width, height, locale, user_agent, cold)``: a new tab (a new session) in the shared
+    """``new_page(width, height, locale, user_agent, cold, self_signed)``: a new tab (a new session) in the shared
     context for its locale and user agent, or with ``cold`` a fresh context of its own (an empty cache,
-    as on a first visit); a ``user_agent`` makes it a phone's browser (touch, no desktop viewport).
+    as on a first visit; with ``self_signed`` too, it accepts a test's own HTTPS certificate); a ``user_agent``
+    makes it a phone's browser (touch, no desktop viewport).
 
     Every page records uncaught JavaScript errors in ``page.js_errors`` and the app's script
     states in ``window.__scriptStates``; if the test failed, each is screenshotted into
@@ -162,17 +163,19 @@ def new_page(warm_context, request):
     """
     opened = []
 
-    def context_for(locale: str, user_agent: str | None, cold: bool):
+    def context_for(locale: str, user_agent: str | None, cold: bool, self_signed: bool):
         if not cold:
             return warm_context(locale, user_agent)
         browser = request.getfixturevalue("browser")  # launched only for a worker that runs a cold test
-        context = browser.new_context(locale=locale, user_agent=user_agent, is_mobile=user_agent is not None)
+        context = browser.new_context(locale=locale, user_agent=user_agent, is_mobile=user_agent is not None,
+                                      ignore_https_errors=self_signed)
         context.add_init_script(SCRIPT_STATE_LOG)
         return context
 
     def make(width: int = 1400, height: int = 900, locale: str = "en-US", user_agent: str | None = None,
-             cold: bool = False):
-        context = context_for(locale, user_agent, cold)
+             cold: bool = False, self_signed: bool = False):
+        assert cold or not self_signed, "a self-signed certificate is accepted in a cold context only"
+        context = context_for(locale, user_agent, cold, self_signed)
         page = context.new_page()
         page.set_viewport_size({"width": width, "height": height})
         page.set_default_timeout(60_000)  # a wait, not a budget: a loaded 2-core machine may be slow

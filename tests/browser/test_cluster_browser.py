@@ -16,12 +16,10 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -32,17 +30,14 @@ from blockstab.scenario import PRESETS, to_json
 from server.class_store import ANSWERS_PER_ADDRESS, RedisStore
 from support import ROOT
 from support.browser import assert_healthy, assert_shows, open_app, set_depth, shot, wait_for_view
-from testbed.local_server import free_port
+from support.cluster import LIMITS, Cluster, replica_of, serve_cluster
 from testbed.protocol_client import ProtocolSession
 from ui.controls import ExplorerState
 from ui.lessons import QUESTIONS, TOUR
 from ui.text import Text
 
 EN = Text("en")
-LINE = re.compile(r"replica (\d+) pid (\d+) port (\d+)")
-REDIS = re.compile(r"redis pid \d+ port (\d+)")
 SCRIPT = (ROOT / "scripts" / "serve_cluster.sh").read_text(encoding="utf-8")
-LIMITS = ("BLOCKSTAB_CONNECTIONS_PER_ADDRESS", "BLOCKSTAB_CONNECTION_RATE")
 # HAProxy's per-address limits as the script sets them when the environment does not (the fixture's case).
 PER_ADDRESS, RATE = (int(re.search(rf"{name}:-(\d+)", SCRIPT)[1]) for name in LIMITS)
 # Other computers, as HAProxy counts them: its stick table is keyed by the source address, and any 127.x.y.z
@@ -53,47 +48,11 @@ FLOODER, FAST_OPENER = "127.0.0.2", "127.0.0.3"
 PROBE = re.compile(r"^/[^/]+/_stcore/(health|host-config)$")
 
 
-@dataclass
-class Cluster:
-    base: str
-    port: int  # HAProxy's
-    replicas: dict[int, tuple[int, int]]  # replica -> (pid, port)
-    store: str  # the Redis the script started (redis://...)
-    process: subprocess.Popen
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """``bash scripts/serve_cluster.sh --replicas 2`` on a free port, once it printed its replicas; stopped
-    with SIGTERM afterwards, which must stop every process it started."""
-    port, log = free_port(), tmp_path_factory.mktemp("cluster") / "serve_cluster.log"
-    env = {**{k: v for k, v in os.environ.items() if k not in LIMITS},
-           "BLOCKSTAB_LAB_SECONDS": "600", "BLOCKSTAB_CLASS_STORE": ""}
-    with open(log, "w") as errors:
-        process = subprocess.Popen(["bash", "scripts/serve_cluster.sh", "--replicas", "2", "--port", str(port)],
-                                   cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=errors, text=True)
-    replicas, store = {}, ""
-    for line in process.stdout:
-        if match := LINE.fullmatch(line.strip()):
-            replicas[int(match[1])] = int(match[2]), int(match[3])
-        if match := REDIS.fullmatch(line.strip()):
-            store = f"redis://127.0.0.1:{match[1]}/0"
-        if line.startswith("haproxy pid"):
-            break
-    if len(replicas) != 2 or not store:
-        process.kill()
-        pytest.fail(f"the cluster did not start: {log.read_text()[-3000:]}", pytrace=False)
-    yield Cluster(f"http://localhost:{port}", port, replicas, store, process)
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=60)
-    alive = [pid for pid, _ in replicas.values() if os.path.exists(f"/proc/{pid}")]
-    assert alive == [], "serve_cluster.sh left replicas running"
-
-
-def replica_of(page) -> int:
-    """The replica HAProxy pinned this page's browser to (its affinity cookie, rN)."""
-    (cookie,) = [c["value"] for c in page.context.cookies() if c["name"] == "BLOCKSTAB_REPLICA"]
-    return int(cookie.removeprefix("r"))
+    """``bash scripts/serve_cluster.sh --replicas 2`` on a free port, with its per-address limits' defaults."""
+    with serve_cluster(tmp_path_factory.mktemp("cluster") / "serve_cluster.log", 2) as running:
+        yield running
 
 
 def in_a_thread(coroutine):

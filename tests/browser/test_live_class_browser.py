@@ -8,16 +8,13 @@ origin, the teacher's key is on no student's page, and axe-core finds nothing on
 
 from __future__ import annotations
 
-import io
 import re
 from urllib.parse import parse_qs, urlsplit
 
-import zxingcpp
-from PIL import Image
 from playwright.sync_api import expect
 
 from server.lan import is_loopback, lan_address
-from support.browser import axe_violations, open_app, runs, shot, wait_for_view
+from support.browser import axe_violations, open_app, read_qr, runs, shot, wait_for_view
 from testbed.local_server import PHONE_USER_AGENT
 from ui.class_views import answers_description
 from ui.controls import INSTANT, explorer_query
@@ -27,13 +24,6 @@ from ui.text import LANG_TAGS, Text
 
 EN, ZH = Text("en"), Text("zh")
 ACTIVITY = "#activity h2"
-
-
-def read_qr(page) -> str:
-    """The link in the QR code on the screen."""
-    image = page.get_by_role("img", name=EN("class.qr_title"))
-    (found,) = zxingcpp.read_barcodes(Image.open(io.BytesIO(image.screenshot())))
-    return found.text
 
 
 def polled_quietly(page, polls: int = 3, most: int = 20) -> bool:

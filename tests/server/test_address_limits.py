@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import http.client
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,13 +21,14 @@ from starlette.responses import PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
 from server.address_limits import TOO_MANY_REQUESTS, TOO_MANY_STREAMS, AddressLimits, language
-from server.client_address import UNKNOWN, address_of
+from server.client_address import UNKNOWN, Trust
 from server.routes import CLASS_VERSION
 from testbed.local_server import streamlit_server
 from ui.text import Text
 
 ROOT = Path(__file__).resolve().parents[2]
 FOREVER = 1e9  # a rate no test waits out
+NOTHING_TRUSTED = Trust()
 
 
 def in_own_loop(coroutine):
@@ -64,8 +68,8 @@ TINY = Starlette(routes=[Route("/join", page), Route("/api/class/{code}/version"
                          Route("/api/class/{code}/events", events), Route("/{other:path}", page)])
 
 
-def limits(rate=FOREVER, burst=1000, streams=1000, proxied=False, most=1000, clock=None) -> AddressLimits:
-    return AddressLimits(TINY, rate=rate, burst=burst, streams=streams, proxied=proxied, most=most,
+def limits(rate=FOREVER, burst=1000, streams=1000, trust=NOTHING_TRUSTED, most=1000, clock=None) -> AddressLimits:
+    return AddressLimits(TINY, rate=rate, burst=burst, streams=streams, trust=trust, most=most,
                          clock=clock or Clock())
 
 
@@ -173,7 +177,7 @@ def test_a_websocket_or_lifespan_passes_untouched():
     async def inner(scope, receive, send):
         seen.append(scope["type"])
 
-    app = AddressLimits(inner, rate=0.001, burst=0, streams=0, proxied=False, clock=Clock())
+    app = AddressLimits(inner, rate=0.001, burst=0, streams=0, trust=NOTHING_TRUSTED, clock=Clock())
     for kind in ("websocket", "lifespan"):
         in_own_loop(app({"type": kind, "path": "/api/x", "headers": []}, None, None))
     assert seen == ["websocket", "lifespan"]
@@ -241,7 +245,7 @@ def test_forged_addresses_cost_a_bounded_table_and_idle_buckets_are_dropped():
     """A script behind the proxy naming a new address in each request (or coming from many): the table stays
     within its bound, and a bucket idle for as long as it takes to refill is dropped (it was full)."""
     clock = Clock()
-    app = limits(rate=10.0, burst=20, proxied=True, most=500, clock=clock)
+    app = limits(rate=10.0, burst=20, trust=Trust(hops=1), most=500, clock=clock)
 
     async def run():
         for n in range(5000):
@@ -272,7 +276,7 @@ def test_a_bucket_in_use_is_kept_while_others_come_and_go():
 
 def test_behind_the_proxy_the_last_entry_of_the_last_header_is_the_address():
     """A client's own X-Forwarded-For headers (any number, any entries) come before the proxy's: one bucket."""
-    app = limits(rate=0.001, burst=2, proxied=True)
+    app = limits(rate=0.001, burst=2, trust=Trust(hops=1))
     forged = [[("X-Forwarded-For", f"1.2.3.{n}, 5.6.7.{n}"), ("X-Forwarded-For", "192.168.1.7")] for n in range(3)]
     got = [in_own_loop(call(app, "/join", client="127.0.0.1", headers=h))[0] for h in forged]
     assert got == [200, 200, 429]
@@ -283,19 +287,6 @@ def test_without_the_proxy_x_forwarded_for_is_ignored():
     app = limits(rate=0.001, burst=2)
     got = [in_own_loop(call(app, "/join", headers=[("X-Forwarded-For", f"1.2.3.{n}")]))[0] for n in range(3)]
     assert got == [200, 200, 429]
-
-
-@pytest.mark.parametrize(("peer", "forwarded", "proxied", "address"), [
-    ("10.0.0.5", [], False, "10.0.0.5"),
-    ("10.0.0.5", ["1.1.1.1"], False, "10.0.0.5"),
-    ("127.0.0.1", ["1.1.1.1, 2.2.2.2", "3.3.3.3 , 4.4.4.4"], True, "4.4.4.4"),
-    ("127.0.0.1", [], True, "127.0.0.1"),
-    ("127.0.0.1", ["1.1.1.1,"], True, "127.0.0.1"),  # an empty last entry names no one
-    (None, [], False, UNKNOWN),
-    (object(), ["1.1.1.1"], False, UNKNOWN),  # AppTest's stand-in session
-])
-def test_the_address_rule(peer, forwarded, proxied, address):
-    assert address_of(peer, forwarded, proxied) == address
 
 
 def test_a_request_without_a_client_is_counted_as_unknown():
@@ -309,24 +300,54 @@ def test_a_request_without_a_client_is_counted_as_unknown():
 BURST = 5
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """The app as ``python -m server`` serves it, with a small burst and a rate no test waits out."""
-    env = {k: v for k, v in os.environ.items() if k != "BLOCKSTAB_BEHIND_PROXY"}
-    env |= {"BLOCKSTAB_REQUEST_BURST": str(BURST), "BLOCKSTAB_REQUESTS_PER_SECOND": "0.05"}
-    with streamlit_server("app.py", tmp_path_factory.mktemp("limits") / "server.log", ROOT, env=env) as (base, _):
+SETTINGS = ("BLOCKSTAB_BEHIND_PROXY", "BLOCKSTAB_TRUSTED_HOPS", "BLOCKSTAB_CLIENT_ADDRESS_HEADER")
+PATH = CLASS_VERSION.format(code="ABCDEF") + "?me=" + "a" * 16
+
+
+@contextlib.contextmanager
+def limited_server(log: Path, **settings: str):
+    """The app as ``python -m server`` serves it, with a small burst and a rate no test waits out, trusting
+    what ``settings`` name (and nothing else); yields its port."""
+    env = {k: v for k, v in os.environ.items() if k not in SETTINGS}
+    env |= {"BLOCKSTAB_REQUEST_BURST": str(BURST), "BLOCKSTAB_REQUESTS_PER_SECOND": "0.05", **settings}
+    with streamlit_server("app.py", log, ROOT, env=env) as (base, _):
         yield int(base.rsplit(":", 1)[1])
 
 
-def get(connection: http.client.HTTPConnection, path: str) -> tuple[int, dict[str, str], bytes]:
-    connection.request("GET", path, headers={"Accept-Language": "zh-CN,zh;q=0.9"})
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with limited_server(tmp_path_factory.mktemp("limits") / "server.log") as port:
+        yield port
+
+
+@pytest.fixture(scope="module")
+def served_behind_a_platform(tmp_path_factory):
+    """Behind a platform's proxy that sets Fly-Client-IP."""
+    with limited_server(tmp_path_factory.mktemp("platform") / "server.log",
+                        BLOCKSTAB_CLIENT_ADDRESS_HEADER="Fly-Client-IP") as port:
+        yield port
+
+
+@pytest.fixture(scope="module")
+def served_behind_two_proxies(tmp_path_factory):
+    """Behind two proxies that each append to X-Forwarded-For."""
+    with limited_server(tmp_path_factory.mktemp("hops") / "server.log", BLOCKSTAB_TRUSTED_HOPS="2") as port:
+        yield port
+
+
+def get(connection: http.client.HTTPConnection, path: str, sent=()) -> tuple[int, dict[str, str], bytes]:
+    """One GET on ``connection`` (kept alive) with the headers ``sent`` (pairs: a name may come twice)."""
+    connection.putrequest("GET", path)
+    for name, value in (("Accept-Language", "zh-CN,zh;q=0.9"), *sent):
+        connection.putheader(name, value)
+    connection.endheaders()
     response = connection.getresponse()
     return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
 
 
 def test_one_computer_flooding_is_refused_while_another_is_answered(served):
     """The embedded server sees each socket's peer address: a client bound to 127.0.0.2 is another computer."""
-    path = CLASS_VERSION.format(code="ABCDEF") + "?me=" + "a" * 16
+    path = PATH
     flooder = http.client.HTTPConnection("127.0.0.1", served, timeout=30)  # one keep-alive connection
     other = http.client.HTTPConnection("127.0.0.1", served, timeout=30, source_address=("127.0.0.2", 0))
     try:
@@ -343,3 +364,53 @@ def test_one_computer_flooding_is_refused_while_another_is_answered(served):
     assert json.loads(body) == {"error": TOO_MANY_REQUESTS, "message": Text("zh")(TOO_MANY_REQUESTS)}
     assert answered[0] == 200 and json.loads(answered[2])["version"] is None
     assert health[0] == 200  # Streamlit's own routes are not limited
+
+
+def statuses_from(port: int, source: str, each_sent: list[list[tuple[str, str]]]) -> list[int]:
+    """One request per list of headers in ``each_sent``, on one keep-alive connection from ``source`` (a
+    loopback address other than 127.0.0.1: Uvicorn would take that one for a proxy's)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=(source, 0))
+    try:
+        return [get(connection, PATH, sent)[0] for sent in each_sent]
+    finally:
+        connection.close()
+
+
+REFUSED_PAST_BURST = [200] * BURST + [429]
+
+
+def test_on_its_own_the_server_believes_no_address_a_client_writes(served):
+    """With nothing trusted, a client naming a new address in every header of every request is one bucket."""
+    forged = [[("X-Forwarded-For", f"203.0.113.{n}"), ("Fly-Client-IP", f"198.51.100.{n}"),
+               ("CF-Connecting-IP", f"192.0.2.{n}")] for n in range(BURST + 1)]
+    assert statuses_from(served, "127.0.0.3", forged) == REFUSED_PAST_BURST
+
+
+def test_behind_a_platform_its_header_is_the_address_and_nothing_else_a_client_writes(served_behind_a_platform):
+    port = served_behind_a_platform
+    one_student = [[("Fly-Client-IP", "203.0.113.7"), ("X-Forwarded-For", f"198.51.100.{n}")]
+                   for n in range(BURST + 1)]
+    assert statuses_from(port, "127.0.0.2", one_student) == REFUSED_PAST_BURST
+    # Another student behind the same proxy (the same peer); a value of its own before the platform's is not read.
+    assert statuses_from(port, "127.0.0.2", [[("Fly-Client-IP", "6.6.6.6"), ("Fly-Client-IP", "203.0.113.8")]]) == [200]
+    assert statuses_from(port, "127.0.0.2", [[("Fly-Client-IP", "6.6.6.7"), ("Fly-Client-IP", "203.0.113.7")]]) == [429]
+    garbled = [[("Fly-Client-IP", f"203.0.113.{n}, 6.6.6.6")] for n in range(BURST + 1)]  # not one address: the peer
+    assert statuses_from(port, "127.0.0.3", garbled) == REFUSED_PAST_BURST
+
+
+def test_behind_two_proxies_the_second_entry_from_the_right_is_the_address(served_behind_two_proxies):
+    port = served_behind_two_proxies
+    one_student = [[("X-Forwarded-For", f"6.6.6.{n}, 203.0.113.7"), ("X-Forwarded-For", "10.0.0.9")]
+                   for n in range(BURST + 1)]
+    assert statuses_from(port, "127.0.0.2", one_student) == REFUSED_PAST_BURST
+    assert statuses_from(port, "127.0.0.2", [[("X-Forwarded-For", "6.6.6.6, 203.0.113.8, 10.0.0.9")]]) == [200]
+    short = [[("X-Forwarded-For", f"203.0.113.{n}")] for n in range(BURST + 1)]  # one hop too few: the peer
+    assert statuses_from(port, "127.0.0.3", short) == REFUSED_PAST_BURST
+
+
+def test_a_bad_setting_stops_the_server_at_start_saying_which():
+    env = {**os.environ, "BLOCKSTAB_TRUSTED_HOPS": "two"}
+    started = subprocess.run([sys.executable, "-m", "server"], cwd=ROOT, env=env, capture_output=True, text=True,
+                             timeout=120)
+    assert started.returncode == 1
+    assert started.stderr.strip() == "BLOCKSTAB_TRUSTED_HOPS must be a whole number of proxies, 1 or more, not 'two'."

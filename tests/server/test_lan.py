@@ -37,6 +37,11 @@ def test_a_teacher_browsing_by_the_lan_address_keeps_it():
     assert students_address("10.0.0.7", 8501, "") == ("http://10.0.0.7:8501", True)
 
 
+def test_a_teacher_on_https_gives_phones_an_https_link():
+    assert students_address("10.0.0.7", 8443, "https://localhost:8443") == ("https://10.0.0.7:8443", True)
+    assert students_address("0.0.0.0", 443, "https://school.example:443") == ("https://school.example:443", True)
+
+
 def test_the_lan_address_is_one_of_this_machines_own():
     mine = lan_address()
     own = {a.address for addresses in psutil.net_if_addrs().values() for a in addresses if a.family == socket.AF_INET}

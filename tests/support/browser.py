@@ -2,11 +2,14 @@
 time), read a chart's drawn data, and the pages the router registers."""
 
 import ast
+import io
 import json
 import re
 from pathlib import Path
 
 import numpy as np
+import zxingcpp
+from PIL import Image
 
 from support import ROOT
 from ui.bundle import setting_note
@@ -99,6 +102,13 @@ def axe_violations(page) -> list:
 def plain(html: str) -> str:
     """A Plotly title without the <b> tags Streamlit's chart theme wraps it in."""
     return re.sub(r"<[^>]+>", "", html)
+
+
+def read_qr(page) -> str:
+    """The link in a live class's QR code on the screen, read as a phone's camera reads it."""
+    image = page.get_by_role("img", name=Text("en")("class.qr_title"))
+    (found,) = zxingcpp.read_barcodes(Image.open(io.BytesIO(image.screenshot())))
+    return found.text
 
 
 def shot(page, name: str) -> None:
