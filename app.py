@@ -6,6 +6,16 @@ needs none of it: hence the guard, and the imports inside it (Streamlit and pand
 """
 
 
+def run_by_streamlit_itself() -> bool:
+    """Whether this is ``streamlit run app.py``, which lacks the app's own routes and the server's patches:
+    Streamlit puts its main script in ``sys.argv[0]``, which ``python -m server`` makes server/asgi.py (it runs
+    this file per session) and AppTest leaves alone."""
+    import sys
+    from pathlib import Path
+
+    return Path(sys.argv[0]).resolve() == Path(__file__).resolve()
+
+
 def route() -> None:
     """The page config, the language, the chrome around every page, then the page the URL names."""
     # Imported before any page runs: Plotly checks sys.modules for pandas without importing it, so
@@ -27,6 +37,10 @@ def route() -> None:
                        initial_sidebar_state="collapsed" if projector_on else "auto")
     url_problems = query_problems()  # before anything rewrites the URL
     t = Text(language())
+    if run_by_streamlit_itself():  # one sentence, on the page and in the server's log, instead of a broken app
+        print(Text("en")("app.run_with_server"), flush=True)
+        st.error(t("app.run_with_server"), icon=":material/terminal:")
+        st.stop()
     # A slot of its own: a notice that came only now would move every element after it down one place,
     # and the browser would redraw them all (the Explorer's charts went blank until the run reached them).
     notice = st.empty()

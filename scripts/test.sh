@@ -5,7 +5,9 @@
 #   bash scripts/test.sh                  everything, a worker per core, each file in one worker (what CI runs);
 #                                         the browser's pages, sizes and languages pairwise (tests/support/matrix.py)
 #   bash scripts/test.sh --full-matrix    the same with every page at every size in every language (before a change
-#                                         to a layout, the CSS or a catalog lands)
+#                                         to a layout, the CSS or a catalog lands), and the container image built and
+#                                         checked with podman (tests/server/test_image.py; installs podman, mmdebstrap
+#                                         and runc)
 #   bash scripts/test.sh --quick          engine, view and page tests: no server, no browser
 #   bash scripts/test.sh tests/browser/test_lab_browser.py   one file (pytest's arguments), in one process
 set -euo pipefail
@@ -29,9 +31,11 @@ npx --no-install eslint ui widgets tests/js eslint.config.js
 # A worker per core fills the machine: each worker, and each server it starts, computes on one BLAS thread (OpenBLAS's
 # spare thread spins: two paper presets took twice the CPU with two threads, in the same time)
 export OPENBLAS_NUM_THREADS=1
+only=(-m "not image")  # the image's build and check (minutes) only in the full matrix
 if [ "${1:-}" = "--full-matrix" ]; then
   shift
   export BLOCKSTAB_FULL_MATRIX=1
+  only=()
 fi
 if [ "${1:-}" = "--quick" ]; then
   shift
@@ -43,8 +47,11 @@ if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -i "noto.*cjk" >/d
 fi
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v haproxy >/dev/null || missing+=(haproxy)
+if [ ${#only[@]} -eq 0 ]; then  # the image's test: podman, as scripts/image.sh runs it, and mmdebstrap for its base
+  for tool in podman mmdebstrap runc; do command -v $tool >/dev/null || missing+=($tool); done
+fi
 [ ${#missing[@]} -eq 0 ] || need "${missing[@]}"
 if [ $# -gt 0 ]; then
   exec .venv/bin/python -m pytest "$@"
 fi
-exec .venv/bin/python -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=30
+exec .venv/bin/python -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=30 "${only[@]}"

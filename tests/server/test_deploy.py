@@ -17,6 +17,7 @@ from support import ROOT
 DEPLOY = ROOT / "deploy"
 MANIFEST = list(yaml.safe_load_all((DEPLOY / "kubernetes.yaml").read_text()))
 HAPROXY = (DEPLOY / "haproxy.cfg").read_text()
+IMAGE_SH = (ROOT / "scripts" / "image.sh").read_text()
 BY_NAME = {(doc["kind"], doc["metadata"]["name"]): doc for doc in MANIFEST}
 
 
@@ -39,7 +40,27 @@ def test_the_manifest_carries_the_tested_clusters_settings():
     assert annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie"
     assert annotations["nginx.ingress.kubernetes.io/session-cookie-name"] == cookie
     tunnel = int(re.search(r"timeout tunnel (\d+)h", HAPROXY)[1]) * 3600
-    assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= tunnel
+    for timeout in ("proxy-read-timeout", "proxy-send-timeout"):
+        assert int(annotations[f"nginx.ingress.kubernetes.io/{timeout}"]) >= tunnel, timeout
+    assert annotations["nginx.ingress.kubernetes.io/proxy-buffering"] == "off"  # a live class's event stream
+
+
+def test_the_deployment_runs_the_image_as_scripts_image_sh_checks_it():
+    """The image scripts/image.sh tags and checks, as that check runs it: not root (UID 1000), a read-only root with
+    a volume at /tmp, the port from ``PORT``; and the Ingress serves it over TLS."""
+    pod = BY_NAME["Deployment", "blockstab"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == re.search(r"^IMAGE=\$\{IMAGE:-(\S+)\}$", IMAGE_SH, re.M)[1]
+    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] == 1000
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert [m["name"] for m in container["volumeMounts"] if m["mountPath"] == "/tmp"] == ["tmp"]
+    assert "emptyDir" in volumes["tmp"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert container["ports"][0]["containerPort"] == int(env["PORT"])
+    ingress = BY_NAME["Ingress", "blockstab"]["spec"]
+    (tls,) = ingress["tls"]
+    assert tls["secretName"] and tls["hosts"] == [rule["host"] for rule in ingress["rules"]]
 
 
 def test_redis_runs_with_redis_conf_settings_everywhere():
