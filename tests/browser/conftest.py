@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from support import cluster
 from testbed.local_server import CHROMIUM, CHROMIUM_ARGS, ServerFailed, streamlit_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,14 +37,16 @@ SERVER_LOG: list[Path] = []  # the running server's log, shown under every faile
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """A failed browser test's report shows the server's last log lines; its pages are screenshotted."""
+    """A failed browser test's report shows the last log lines of its server (or cluster); its pages are
+    screenshotted."""
     outcome = yield
     report = outcome.get_result()
     if report.when == "call" and report.failed:
         item.failed_call = True
-        if SERVER_LOG and SERVER_LOG[-1].exists():
-            lines = SERVER_LOG[-1].read_text(errors="replace").splitlines()
-            report.sections.append(("streamlit server log (last 40 lines)", "\n".join(lines[-40:])))
+        for log in [*SERVER_LOG[-1:], *cluster.LOGS]:  # the server's, or a cluster's: HAProxy's and its replicas'
+            if log.exists():
+                lines = log.read_text(errors="replace").splitlines()
+                report.sections.append((f"{log.name} (last 40 lines)", "\n".join(lines[-40:])))
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ from testbed.local_server import free_port
 LINE = re.compile(r"replica (\d+) pid (\d+) port (\d+)")
 REDIS = re.compile(r"redis pid \d+ port (\d+)")
 LIMITS = ("BLOCKSTAB_CONNECTIONS_PER_ADDRESS", "BLOCKSTAB_CONNECTION_RATE")  # left to the script's defaults
+LOGS: list[Path] = []  # the running clusters' logs (HAProxy's, each replica's): shown under a failed browser test
 
 
 @dataclass
@@ -42,19 +43,25 @@ def serve_cluster(log: Path, replicas: int, *options: str):
         process = subprocess.Popen(["bash", "scripts/serve_cluster.sh", "--replicas", str(replicas),
                                     "--port", str(port), *options],
                                    cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=errors, text=True)
-    started, store = {}, ""
+    started, store, folder = {}, "", None
     for line in process.stdout:
         if match := LINE.fullmatch(line.strip()):
             started[int(match[1])] = int(match[2]), int(match[3])
         if match := REDIS.fullmatch(line.strip()):
             store = f"redis://127.0.0.1:{match[1]}/0"
         if line.startswith("haproxy pid"):
+            folder = Path(re.search(r"\(logs in (\S+)\)", line)[1])
             break
     if len(started) != replicas or not store:
         process.kill()
         pytest.fail(f"the cluster did not start: {log.read_text()[-3000:]}", pytrace=False)
     scheme = "https" if "--tls" in options else "http"
-    yield Cluster(f"{scheme}://localhost:{port}", port, started, store, process)
+    logs = [folder / "haproxy.log", *(folder / f"replica{n}.log" for n in started)]
+    LOGS.extend(logs)
+    try:
+        yield Cluster(f"{scheme}://localhost:{port}", port, started, store, process)
+    finally:
+        del LOGS[-len(logs):]
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=60)
     alive = [pid for pid, _ in started.values() if os.path.exists(f"/proc/{pid}")]
