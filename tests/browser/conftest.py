@@ -160,7 +160,8 @@ def new_page(warm_context, request):
     as on a first visit; with ``self_signed`` too, it accepts a test's own HTTPS certificate); a ``user_agent``
     makes it a phone's browser (touch, no desktop viewport).
 
-    Every page records uncaught JavaScript errors in ``page.js_errors`` and the app's script
+    Every page records uncaught JavaScript errors in ``page.js_errors``, requests that got no answer in
+    ``page.unanswered`` (a refused or reset connection; also those a navigation cancels) and the app's script
     states in ``window.__scriptStates``; if the test failed, each is screenshotted into
     test-artifacts/ at teardown (a test's own ``shot`` calls are kept in every run).
     """
@@ -182,8 +183,9 @@ def new_page(warm_context, request):
         page = context.new_page()
         page.set_viewport_size({"width": width, "height": height})
         page.set_default_timeout(60_000)  # a wait, not a budget: a loaded 2-core machine may be slow
-        page.js_errors = []
+        page.js_errors, page.unanswered = [], []
         page.on("pageerror", lambda error: page.js_errors.append(str(error)))
+        page.on("requestfailed", lambda request: page.unanswered.append(f"{request.failure}: {request.url}"))
         opened.append((page, context if cold else None))
         return page
 

@@ -166,8 +166,17 @@ def wait_for_chart_change(page, index: int, before: list[dict]) -> list[dict]:
     return chart(page, index)
 
 
+# Where Streamlit could not draw an element (its code failed to load: "Failed to fetch dynamically imported module"),
+# it shows an error of its own in the element's place, with the error's stack; an st.error has none.
+BROKEN_ELEMENT = "[data-testid=stAlertContainer]:has([data-testid=stErrorElementStack])"
+
+
 def assert_healthy(page) -> None:
+    """No exception shown, no element Streamlit could not draw (with the requests that got no answer), no
+    JavaScript error."""
     assert page.query_selector(EXCEPTION) is None, page.inner_text(EXCEPTION)[:500]
+    broken = page.locator(BROKEN_ELEMENT).all_inner_texts()
+    assert broken == [], (broken[:2], page.unanswered)
     assert page.js_errors == []
 
 
