@@ -31,6 +31,16 @@ MINIMUM_BYTES = 500  # smaller bodies go as they are (GZipMiddleware's default)
 KEPT_HEADER = "X-Gzip-Kept"  # "hit": sent from the kept bytes, "miss": compressed for this request and kept
 
 
+def as_gzipped(headers: MutableHeaders) -> None:
+    """The headers of a body sent gzipped: its ETag weak, since it names the file, not these bytes, and no byte
+    ranges, which would be the file's. (Sent as they were, a browser resumed a cut-off gzipped download with a range
+    of the plain file and could not decode the result: "Failed to fetch dynamically imported module".)"""
+    if (etag := headers.get("etag")) and not etag.startswith("W/"):
+        headers["ETag"] = "W/" + etag
+    if "accept-ranges" in headers:
+        del headers["accept-ranges"]
+
+
 def compressible(headers: Headers) -> bool:
     """Not already encoded, and of a type GZipMiddleware compresses (not a font, an image or a stream)."""
     media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
@@ -50,12 +60,20 @@ class Compression:
         self.compressing: defaultdict[str, anyio.Lock] = defaultdict(anyio.Lock)  # one compression per path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (scope["type"] != "http" or scope["method"] != "GET" or not scope["path"].startswith(UNCHANGING)
-                or "gzip" not in Headers(scope=scope).get("accept-encoding", "")):
-            await self.per_request(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
             return
-        # Asked for plain, so that Streamlit's own middleware does not compress the bidi files on every request.
+        request = Headers(scope=scope)
+        # Asked for plain: so that Streamlit's own middleware does not compress the bidi files on every request, and
+        # so that a range is answered as a range of the plain file, which is what it counts.
         plain = [(name, value) for name, value in scope["headers"] if name != b"accept-encoding"]
+        if "range" in request:
+            await self.app({**scope, "headers": plain}, receive, send)
+            return
+        if scope["method"] != "GET" or not scope["path"].startswith(UNCHANGING) \
+                or "gzip" not in request.get("accept-encoding", ""):
+            await self.per_request(scope, receive, send_as_gzipped(send))
+            return
         start: Message = {}
         chunks: list[bytes] = []
 
@@ -78,6 +96,7 @@ class Compression:
                     headers.update({"Content-Encoding": "gzip", "Content-Length": str(len(body)),
                                     KEPT_HEADER: "hit" if hit else "miss"})
                     headers.add_vary_header("Accept-Encoding")
+                    as_gzipped(headers)
                     start["headers"] = headers.raw
                 await send(start)
                 await send({"type": "http.response.body", "body": body})
@@ -103,3 +122,17 @@ class Compression:
         self.kept[path] = compressed
         while sum(map(len, self.kept.values())) > self.kept_bytes:
             self.kept.popitem(last=False)
+
+
+def send_as_gzipped(send: Send) -> Send:
+    """``send``, with the headers of a response that goes out gzipped (by GZipMiddleware, or Streamlit) made right."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = MutableHeaders(raw=list(message.get("headers", [])))
+            if "gzip" in headers.get("content-encoding", ""):
+                as_gzipped(headers)
+                message = {**message, "headers": headers.raw}
+        await send(message)
+
+    return sending

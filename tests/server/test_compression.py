@@ -1,7 +1,7 @@
 """Everything the app serves goes gzipped to a browser that accepts it (``server/compression.py``, issue #48):
 Streamlit's frontend files and the app's Plotly.js compressed once per process and sent from memory, the root
 HTML per request, a plain request answered with the same bytes plain; an event stream, a 304, a 206 and a small
-body pass untouched.
+body pass untouched; a gzipped answer offers no byte ranges and a range is one of the plain file.
 
 The real server is started as the README starts it; the middleware alone is driven over ASGI directly (with no
 HTTP client library), so that a test can see each message as it is sent."""
@@ -73,11 +73,30 @@ def assert_gzipped_as_plain(port: int, path: str) -> dict[str, str]:
 
 
 def test_streamlits_script_comes_gzipped_with_its_cache_headers(served):
+    """Its ETag weak (it names the file, not the gzipped bytes) and no byte ranges offered (they would be the
+    file's); revalidated by that ETag, a 304."""
     path = scripts(served)[0]
     headers = assert_gzipped_as_plain(served, path)
-    assert "immutable" in headers["cache-control"] and headers["etag"] == get(served, path, accept="")[1]["etag"]
+    plain = get(served, path, accept="")[1]
+    assert "immutable" in headers["cache-control"] and headers["etag"] == "W/" + plain["etag"]
+    assert "accept-ranges" not in headers and plain["accept-ranges"] == "bytes"
     status, _, body = get(served, path, **{"If-None-Match": headers["etag"]})
     assert status == 304 and body == b""
+
+
+def test_a_range_is_of_the_plain_file_and_a_cut_off_gzipped_download_is_not_resumed_with_one(served):
+    """A browser that asks for a range gets those bytes of the plain file, never gzipped; one that holds the first
+    bytes of a gzipped answer and asks for the rest as browsers resume (Range, If-Range: the ETag it holds) gets the
+    whole file again, plain: before, it got the plain file's bytes from there on, appended them to gzipped ones and
+    could not decode the module (the suite's "Failed to fetch dynamically imported module")."""
+    path = scripts(served)[0]
+    plain = get(served, path, accept="identity")[2]
+    status, headers, body = get(served, path, Range="bytes=100-199")
+    assert status == 206 and "content-encoding" not in headers and body == plain[100:200]
+    cut_off = get(served, path)
+    rest = {"Range": f"bytes={len(cut_off[2]) // 2}-", "If-Range": cut_off[1]["etag"]}
+    status, headers, body = get(served, path, **rest)
+    assert status == 200 and "content-encoding" not in headers and body == plain
 
 
 def test_the_root_html_and_a_pages_html_come_gzipped(served):
@@ -119,7 +138,8 @@ def tiny_app(first_event_sent: anyio.Event) -> Starlette:
         Route("/static/js/small.js", static(200, b"export const x = 1;\n")),
         Route("/static/js/unchanged.js", static(304, b"")),
         Route("/static/js/part.js", static(206, SCRIPT_BODY[:1000], **{"Content-Range": "bytes 0-999/114000"})),
-        Route("/api/data", lambda request: Response(SCRIPT_BODY, media_type="application/json")),
+        Route("/api/data", lambda request: Response(SCRIPT_BODY, media_type="application/json",
+                                                    headers={"ETag": '"v2"', "Accept-Ranges": "bytes"})),
         Route("/api/events", lambda request: StreamingResponse(events(), media_type="text/event-stream"))])
 
 
@@ -175,7 +195,7 @@ def test_a_file_is_compressed_once_however_many_ask_at_once():
     for status, headers, body in gzipped:
         assert status == 200 and headers["content-encoding"] == "gzip" and gzip.decompress(body) == SCRIPT_BODY
         assert headers["content-length"] == str(len(body)) and headers["vary"] == "Accept-Encoding"
-        assert headers["etag"] == '"v1"' and headers["cache-control"] == "public, immutable"
+        assert headers["etag"] == 'W/"v1"' and headers["cache-control"] == "public, immutable"
     assert sorted(headers[KEPT_HEADER.lower()] for _, headers, _ in gzipped) == ["hit"] * 39 + ["miss"]
 
 
@@ -204,6 +224,7 @@ def test_a_per_request_response_is_gzipped_and_not_kept():
     middleware = Compression(tiny_app(anyio.Event()))
     status, headers, body = run_apart(call, middleware, "/api/data")
     assert headers["content-encoding"] == "gzip" and gzip.decompress(body) == SCRIPT_BODY
+    assert headers["etag"] == 'W/"v2"' and "accept-ranges" not in headers  # the file's, not these bytes
     assert middleware.compressions == 0 and not middleware.kept
 
 
