@@ -60,6 +60,7 @@ import random
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import tempfile
 import time
@@ -104,10 +105,11 @@ class Cluster:
     process: subprocess.Popen
     haproxy_pid: int = 0
     redis_pid: int = 0
+    tls: ssl.SSLContext | None = None  # HTTPS on the port (--tls), its certificate trusted by this context
 
     @property
     def base(self) -> str:
-        return f"http://localhost:{self.port}"
+        return f"{'https' if self.tls else 'http'}://localhost:{self.port}"
 
     def log(self) -> list[str]:
         path = self.run / "haproxy.log"
@@ -118,15 +120,17 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def cluster(replicas: int, logs: Path, name: str):
-    """``scripts/serve_cluster.sh --replicas N`` on a free port, with :data:`SETTINGS`; its logs are copied
-    to ``logs`` before it is stopped (SIGTERM), as the script removes them."""
+def cluster(replicas: int, logs: Path, name: str, tls: bool = False):
+    """``scripts/serve_cluster.sh --replicas N`` on a free port, with :data:`SETTINGS` (and ``tls``: ``--tls``
+    with a self-signed certificate made in ``logs``); its logs are copied to ``logs`` before it is stopped
+    (SIGTERM), as the script removes them."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("BLOCKSTAB_")} | SETTINGS
+    pem = local_server.self_signed_pem(Path(tempfile.mkdtemp(prefix=f"{name}-tls-", dir=logs))) if tls else None
     with open(logs / f"{name}-serve_cluster.log", "w") as errors:
         process = subprocess.Popen(["bash", "scripts/serve_cluster.sh", "--replicas", str(replicas),
-                                    "--port", str(port)], cwd=h.APP_ROOT, env=env, stdout=subprocess.PIPE,
-                                   stderr=errors, text=True)
+                                    "--port", str(port), *(("--tls", str(pem)) if pem else ())], cwd=h.APP_ROOT,
+                                   env=env, stdout=subprocess.PIPE, stderr=errors, text=True)
     found: dict = {"replicas": {}}
     for line in process.stdout:  # the script's own waits are bounded (60 s each); EOF if it fails
         line = line.strip()
@@ -142,7 +146,7 @@ def cluster(replicas: int, logs: Path, name: str):
         process.kill()
         raise RuntimeError(f"the cluster did not start: {(logs / f'{name}-serve_cluster.log').read_text()[-2000:]}")
     running = Cluster(port, found["replicas"], f"redis://127.0.0.1:{found['redis_port']}/0", found["run"], process,
-                      found["haproxy_pid"], found["redis_pid"])
+                      found["haproxy_pid"], found["redis_pid"], ssl.create_default_context(cafile=pem) if pem else None)
     try:
         yield running
     finally:

@@ -6,6 +6,7 @@ Run by hand from the repo root (never as a timed test)::
 
     .venv/bin/python -m benchmarks.live_class --json /tmp/live.json                    # both stores, ~25 min
     .venv/bin/python -m benchmarks.live_class --store none --cluster                   # the cluster, once
+    .venv/bin/python -m benchmarks.live_class --store none --cluster --tls --join-every 0.3  # and through HTTPS
     .venv/bin/python -m benchmarks.live_class --store memory --students 20 --idle-seconds 20 --explorer-n 0
 
 For each store it starts the app (``python -m server``; for Redis with a ``redis-server`` of its own,
@@ -58,7 +59,14 @@ a student's stream is on the replica its cookie names (checked: the streams that
 those). The class goes along the live script to its first question; every student answers, those of replica 1
 last, just before replica 1 is SIGKILLed; the record is read from Redis at once; the teacher presses "Next in
 script" (the next question): every student shows it within 3 s (target); every student answers it (those of
-replica 1 twice, half of them changing their choice): each answer counted once, as stored.
+replica 1 twice, half of them changing their choice): each answer counted once, as stored. Before the script, the
+teacher leads ``--steps`` tour steps (1.), and HAProxy's CPU seconds (/proc) are read while the class joins.
+
+``--tls`` (with ``--cluster``): then the same cluster's class again, right after, through HTTPS (issue #58): HAProxy
+with ``--tls`` and a self-signed certificate made by ``openssl`` (testbed.local_server.self_signed_pem), the scripted
+students and the teacher speaking HTTPS to it (HTTP/1.1, trusting that certificate), the Chromium pages too (HTTP/2,
+certificate errors ignored). Compared before the kill: every lead's time from the click to each student (median, p95;
+target: HTTPS <= 1.2x plain) and HAProxy's CPU seconds while the class joined (``--join-every 0.3``: in a minute).
 """
 
 from __future__ import annotations
@@ -74,6 +82,8 @@ import os
 import random
 import re
 import signal
+import ssl
+import statistics
 import tempfile
 import time
 import traceback
@@ -199,16 +209,19 @@ async def read_response(reader: asyncio.StreamReader, jar: dict[str, str]) -> Re
     return Response(status, headers, body)
 
 
-async def open_from(port: int, source: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    return await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0), limit=2 ** 22)
+async def open_from(port: int, source: str, tls: ssl.SSLContext | None = None
+                    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection from ``source`` (with ``tls``: HTTPS, HTTP/1.1 as no protocol is offered by ALPN)."""
+    return await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0), limit=2 ** 22, ssl=tls,
+                                         server_hostname="localhost" if tls else None)
 
 
 class Connection:
     """One keep-alive connection from ``source``, opened again when the server closed it meanwhile (a request
     on a kept connection that gets no answer is sent once more on a new one, as a browser does)."""
 
-    def __init__(self, port: int, source: str, jar: dict[str, str]):
-        self.port, self.source, self.jar = port, source, jar
+    def __init__(self, port: int, source: str, jar: dict[str, str], tls: ssl.SSLContext | None = None):
+        self.port, self.source, self.jar, self.tls = port, source, jar, tls
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
@@ -217,7 +230,7 @@ class Connection:
             kept = self.writer is not None and not self.reader.at_eof()
             if not kept:
                 self.close()
-                self.reader, self.writer = await open_from(self.port, self.source)
+                self.reader, self.writer = await open_from(self.port, self.source, self.tls)
             try:
                 self.writer.write(request_bytes(method, target, self.port, self.jar, body))
                 response = await asyncio.wait_for(read_response(self.reader, self.jar), WAIT_S)
@@ -330,10 +343,10 @@ class ScriptedStudent:
 
     kind = "scripted"
 
-    def __init__(self, number: int, port: int, code: str, source: str):
-        self.number, self.port, self.code, self.source = number, port, code, source
+    def __init__(self, number: int, port: int, code: str, source: str, tls: ssl.SSLContext | None = None):
+        self.number, self.port, self.code, self.source, self.tls = number, port, code, source, tls
         self.jar: dict[str, str] = {}  # the cookies its browser would keep (HAProxy's affinity)
-        self.connection = Connection(port, source, self.jar)
+        self.connection = Connection(port, source, self.jar, tls)
         self.token: str | None = None
         self.state: dict | None = None
         self.api = f"/api/class/{code}/"
@@ -408,7 +421,7 @@ class ScriptedStudent:
         while True:
             writer, asked = None, time.time()
             try:
-                reader, writer = await open_from(self.port, self.source)
+                reader, writer = await open_from(self.port, self.source, self.tls)
                 writer.write(request_bytes("GET", path, self.port, self.jar, accept="text/event-stream"))
                 status, headers = await read_head(reader, self.jar)
                 if status != 200 or "text/event-stream" not in ",".join(headers.get("content-type", [])):
@@ -546,7 +559,8 @@ class BrowserStudent:
 
     async def open(self) -> bool:
         self.context = await self.browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US",
-                                                      user_agent=local_server.PHONE_USER_AGENT)
+                                                      user_agent=local_server.PHONE_USER_AGENT,
+                                                      ignore_https_errors=True)  # a cluster's own certificate
         await self.context.add_init_script(SHOWN_LOG)
         self.page = await self.context.new_page()
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"[:200]))
@@ -614,8 +628,8 @@ def status_line(students: int, answered: int | None = None) -> str:
 class Teacher(ProtocolSession):
     """The teacher's /class page as a protocol session whose page polls the class (widgets/follow.js)."""
 
-    def __init__(self, port: int, headers: dict[str, str] | None = None):
-        super().__init__(port, "lang=en", "class", follows=True, headers=headers)
+    def __init__(self, port: int, headers: dict[str, str] | None = None, tls: ssl.SSLContext | None = None):
+        super().__init__(port, "lang=en", "class", follows=True, headers=headers, tls=tls)
         self.watches: list[tuple[Callable[[Teacher], bool], asyncio.Future]] = []
         self.forward = True  # the way the teacher goes along the tour
         self.visited: set[int] = set()  # tour steps whose files students asked for (made on this server)
@@ -762,11 +776,11 @@ def problems(students: list) -> Counter:
 
 
 async def join_students(browser, base: str, port: int, code: str, numbers: range, chromium: int,
-                        every: float) -> list:
+                        every: float, tls: ssl.SSLContext | None = None) -> list:
     """Students ``numbers`` join, one every ``every`` s, the first ``chromium`` of the class as Chromium pages
-    (those that could not open left out, and said)."""
+    (those that could not open left out, and said); ``tls``: the scripted ones by HTTPS with it."""
     students = [BrowserStudent(n, browser, base, code) if n < chromium else
-                ScriptedStudent(n, port, code, address(n - chromium)) for n in numbers]
+                ScriptedStudent(n, port, code, address(n - chromium), tls) for n in numbers]
 
     async def one(student, delay: float):
         await asyncio.sleep(delay)
@@ -1091,29 +1105,43 @@ async def settle_cpu(pid: int) -> float:
 # --- the cluster ---------------------------------------------------------------------------------------------------
 
 
-async def cluster_class(browser, args, logs: Path) -> dict:
-    """The class on two replicas behind HAProxy; the replica of half the students' streams SIGKILLed."""
+async def cluster_class(browser, args, logs: Path, tls: bool = False) -> dict:
+    """The class on two replicas behind HAProxy (``tls``: HTTPS, every page through it); before the kill, HAProxy's
+    CPU seconds while the class joins and ``--steps`` tour steps; the replica of half the students' streams
+    SIGKILLed."""
     from benchmarks import cluster as served  # noqa: PLC0415 - it imports this module
 
     rng = random.Random(args.seed)
     killed, live = 1, 2
-    with served.cluster(2, logs, "live-class-cluster") as running:
+    name = "live-class-cluster-tls" if tls else "live-class-cluster"
+    with served.cluster(2, logs, name, tls) as running:
         port = running.port
 
         cpu = server_cpu(lambda: [p for p, _ in running.replicas.values()])
-        teacher = Teacher(port, headers={"Cookie": f"{COOKIE}=r{live}"})
+        haproxy = {"start": h.cpu_seconds(running.haproxy_pid) or 0.0}
+        teacher = Teacher(port, headers={"Cookie": f"{COOKIE}=r{live}"}, tls=running.tls)
         code = await teacher.start()
         started = time.monotonic()
+        haproxy["before_joins"] = h.cpu_seconds(running.haproxy_pid) or 0.0
         students = await join_students(browser, running.base, port, code, range(args.students),
-                                       args.browser_students, args.join_every)
+                                       args.browser_students, args.join_every, running.tls)
+        joins_s = time.monotonic() - started
+        haproxy["after_joins"] = h.cpu_seconds(running.haproxy_pid) or 0.0
         await asyncio.sleep(max(0.0, started + args.settle_seconds - time.monotonic()))
-        result: dict = {"students": len(students), "load_average_start": os.getloadavg()}
+        result: dict = {"students": len(students), "tls": tls, "joins_s": joins_s,
+                        "load_average_start": os.getloadavg()}
+        haproxy["before_steps"] = h.cpu_seconds(running.haproxy_pid) or 0.0
+        result["steps"] = await steps(teacher, students, args.steps, rng, cpu)
+        result["script"] = []
         while teacher.question() is None:  # along the live script, to its first question
             position = script_position_of(teacher)
             activity, n = LIVE_SCRIPT[position + 1]
             shown = tour_step(n) if activity == "tour" else question_open(n)
-            await lead(teacher, students, "class_script_next", shown, cpu)
+            result["script"].append(await lead(teacher, students, "class_script_next", shown, cpu))
             await asyncio.sleep(1)
+        haproxy["after_steps"] = h.cpu_seconds(running.haproxy_pid) or 0.0
+        result["haproxy_cpu_s"] = haproxy
+        result["errors_before_kill"] = dict(problems(students) + teacher.problems())
         first = teacher.question()
         placed = {s.number: (s.replica() if s.kind == "scripted" else await s.replica()) for s in students}
         result["streams_by_replica"] = dict(Counter(placed.values()))
@@ -1171,7 +1199,7 @@ async def cluster_class(browser, args, logs: Path) -> dict:
         for pid in doomed_pids:  # the killed replica's worker processes, if any outlived it
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-    result["replica_log_problems"] = served.replica_problems(logs, "live-class-cluster")
+    result["replica_log_problems"] = served.replica_problems(logs, name)
     return result
 
 
@@ -1399,7 +1427,8 @@ def report(store: str, r: dict) -> dict:
 
 def report_cluster(c: dict) -> dict:
     step, before, after, streams = c["step_after_kill"], c["before_kill"], c["after_kill"], c["streams"]
-    print(f"\n== the cluster: 2 replicas behind HAProxy, {c['students']} students; streams by replica (affinity "
+    print(f"\n== the cluster: 2 replicas behind HAProxy{' (HTTPS)' if c.get('tls') else ''}, {c['students']} "
+          f"students; streams by replica (affinity "
           f"cookie) {c['streams_by_replica']}; replica 1 SIGKILLed ==")
     print(f"   streams: {streams['scripted_on_killed']} scripted students' streams on replica 1, "
           f"{streams['broke_at_kill']} broke at the kill ({streams['broke_and_on_killed']} of them on replica 1, "
@@ -1431,6 +1460,38 @@ def report_cluster(c: dict) -> dict:
     return {"max_ms": max(shown, default=None), "step_met": ok_step, "answers_met": bool(ok_answers)}
 
 
+def report_tls(plain: dict, secure: dict) -> dict:
+    """The cluster's class by plain HTTP and through HTTPS, back to back, before the kill: HAProxy's CPU while the
+    class joined, and every lead (the tour steps, then the live script to its first question) at every student."""
+    out: dict = {}
+    print(f"\n== HTTPS against plain HTTP: the cluster's class before the kill ({plain['students']} and "
+          f"{secure['students']} students) ==")
+    print(h.HEADER)
+    for name, c in (("plain", plain), ("https", secure)):
+        led, cpu = c["steps"] + c["script"], c["haproxy_cpu_s"]
+        print(h.fmt_row(f"{name}: every student, from the click", known(every(led, shown_ms))))
+        lasts = [max(known(shown_ms(x)), default=float("nan")) for x in led]
+        print(h.fmt_row(f"{name}: each lead's last student", lasts))
+        s, last = h.summary(known(every(led, shown_ms))), h.summary(lasts)
+        out[name] = {"median_ms": s.get("median"), "p95_ms": s.get("p95"), "last_median_ms": last.get("median"),
+                     "last_p95_ms": last.get("p95"), "not_shown": missing(led), "leads": len(led),
+                     "joins_s": c["joins_s"], "haproxy_joins_cpu_s": cpu["after_joins"] - cpu["before_joins"],
+                     "haproxy_steps_cpu_s": cpu["after_steps"] - cpu["before_steps"],
+                     "errors_before_kill": c["errors_before_kill"], "foreign_cpu_mean": c.get("foreign_cpu_mean")}
+    for name, o in out.items():
+        print(f"   {name}: {o['leads']} leads, {o['not_shown']} not shown; HAProxy CPU "
+              f"{o['haproxy_joins_cpu_s']:.2f} s while the class joined ({o['joins_s']:.0f} s), "
+              f"{o['haproxy_steps_cpu_s']:.2f} s over the leads; errors {o['errors_before_kill'] or 'none'}; "
+              f"foreign CPU mean {o['foreign_cpu_mean'] or 0:.2f} cores")
+    for field in ("median_ms", "p95_ms", "last_median_ms", "last_p95_ms"):
+        out[f"{field}_ratio"] = (out["https"][field] or float("nan")) / (out["plain"][field] or float("nan"))
+    out["met"] = out["https"]["not_shown"] == 0 and max(out["median_ms_ratio"], out["p95_ms_ratio"]) <= 1.2
+    print(f"   HTTPS / plain: median {out['median_ms_ratio']:.2f}x, p95 {out['p95_ms_ratio']:.2f}x (each lead's last "
+          f"student: {out['last_median_ms_ratio']:.2f}x, {out['last_p95_ms_ratio']:.2f}x); target <= 1.2x: "
+          f"{verdict(out['met'])}")
+    return out
+
+
 def print_summary(record: dict) -> None:
     """Every target, each store a column."""
     stores = [s for s in ("memory", "redis") if "summary" in record["results"].get(s, {})]
@@ -1456,6 +1517,11 @@ def print_summary(record: dict) -> None:
         c = record["cluster"]["summary"]
         print(f"7. cluster: every student within {CLUSTER_STEP_S:.0f} s of the click after the kill: max "
               f"{c['max_ms']:.0f} ms ({verdict(c['step_met'])}); answers counted once: {verdict(c['answers_met'])}")
+    if "tls" in record:
+        t = record["tls"]
+        print(f"8. HTTPS / plain before the kill: step median {t['median_ms_ratio']:.2f}x, p95 "
+              f"{t['p95_ms_ratio']:.2f}x (<= 1.2x: {verdict(t['met'])}); HAProxy CPU while the class joined "
+              f"{t['plain']['haproxy_joins_cpu_s']:.2f} -> {t['https']['haproxy_joins_cpu_s']:.2f} s")
 
 
 async def measure(browser, store: str, args, logs: Path) -> dict:
@@ -1486,14 +1552,20 @@ async def main_async(args) -> dict:
                     print(f"\n== {store} store: FAILED: {type(error).__name__}: {error}", flush=True)
                     traceback.print_exc()
                     record["results"][store] = {"failed": f"{type(error).__name__}: {error}"}
-            if args.cluster:
+            for key, tls in (("cluster", False), ("cluster_tls", True)):
+                if not (args.cluster if key == "cluster" else args.tls):
+                    continue
+                sampled = len(foreign.samples)
                 try:
-                    record["cluster"] = await cluster_class(browser, args, logs)
-                    record["cluster"]["summary"] = report_cluster(record["cluster"])
+                    record[key] = await cluster_class(browser, args, logs, tls)
+                    record[key]["summary"] = report_cluster(record[key])
                 except Exception as error:  # noqa: BLE001 - reported
                     print(f"\n== the cluster: FAILED: {type(error).__name__}: {error}", flush=True)
                     traceback.print_exc()
-                    record["cluster"] = {"failed": f"{type(error).__name__}: {error}"}
+                    record[key] = {"failed": f"{type(error).__name__}: {error}"}
+                record[key]["foreign_cpu_mean"] = statistics.fmean(foreign.samples[sampled:] or [0.0])
+            if args.tls and all("summary" in record.get(key, {}) for key in ("cluster", "cluster_tls")):
+                record["tls"] = report_tls(record["cluster"], record["cluster_tls"])
             await browser.close()
     record |= {"foreign": foreign.summary(), "foreign_cpu_mean": sum(foreign.samples) / max(1, len(foreign.samples)),
                "load_average_end": os.getloadavg()}
@@ -1506,6 +1578,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", choices=("memory", "redis", "both", "none"), default="both")
     parser.add_argument("--cluster", action="store_true", help="also the class on 2 replicas, one killed")
+    parser.add_argument("--tls", action="store_true", help="with --cluster: then the same class through HTTPS "
+                        "(HAProxy with a certificate of its own), compared before the kill")
     parser.add_argument("--students", type=int, default=200, help="students in all (Chromium pages included)")
     parser.add_argument("--browser-students", type=int, default=4, help="how many are headless Chromium pages")
     parser.add_argument("--small-class", type=int, default=40, help="the students of a step's cost at a smaller class")

@@ -17,6 +17,7 @@ import contextlib
 import http.client
 import json
 import random
+import ssl
 import tempfile
 import time
 import urllib.parse
@@ -89,8 +90,10 @@ class ProtocolSession:
     """One session: connect, run the page, then change widgets by key and time each rerun."""
 
     def __init__(self, port: int, query: str = "lang=en", page_name: str = "", follows: bool = False,
-                 headers: dict[str, str] | None = None, source: str = ""):
+                 headers: dict[str, str] | None = None, source: str = "", tls: ssl.SSLContext | None = None):
         self.port, self.query, self.page_name = port, query, page_name  # page_name: a page's url_path
+        self.tls = tls  # HTTPS (and wss) with this context, as a page served by HAProxy with --tls
+        self.origin = f"{'https' if tls else 'http'}://localhost:{port}"
         # The handshake's extra headers (e.g. a forged X-Forwarded-For), and the loopback address to connect
         # from (any 127.x.y.z: another computer, as a proxy counts addresses).
         self.headers, self.source = dict(headers or {}), source
@@ -120,9 +123,9 @@ class ProtocolSession:
 
     async def connect(self, timeout: float = 30.0) -> float:
         self.ws = await websockets.connect(
-            f"ws://localhost:{self.port}/_stcore/stream", subprotocols=["streamlit"],
-            origin=f"http://localhost:{self.port}", max_size=None, open_timeout=timeout,
-            additional_headers=self.headers, **({"local_addr": (self.source, 0)} if self.source else {}))
+            f"{'wss' if self.tls else 'ws'}://localhost:{self.port}/_stcore/stream", subprotocols=["streamlit"],
+            origin=self.origin, max_size=None, open_timeout=timeout, additional_headers=self.headers,
+            **({"ssl": self.tls} if self.tls else {}), **({"local_addr": (self.source, 0)} if self.source else {}))
         self._reader = asyncio.create_task(self._read())
         return await self.rerun(timeout=timeout)
 
@@ -205,8 +208,10 @@ class ProtocolSession:
         for a run, and read again after ``retry`` s, twice as long each time; a refused read (429) waits as long
         as its Retry-After says."""
         data = json.loads(component.json)
-        connection = http.client.HTTPConnection("localhost", self.port, timeout=30,
-                                                source_address=(self.source, 0) if self.source else None)
+        source = (self.source, 0) if self.source else None
+        connection = (http.client.HTTPSConnection("localhost", self.port, timeout=30, source_address=source,
+                                                  context=self.tls) if self.tls else
+                      http.client.HTTPConnection("localhost", self.port, timeout=30, source_address=source))
         headers = {k: v for k, v in self.headers.items() if k.lower() == "cookie"}
 
         def read() -> tuple[dict | None, float]:
@@ -349,7 +354,7 @@ class ProtocolSession:
         client.cached_message_hashes.extend(self.cache)
         client.context_info.timezone = "UTC"
         client.context_info.locale = "en-US"
-        client.context_info.url = f"http://localhost:{self.port}/"
+        client.context_info.url = f"{self.origin}/"
         return msg.SerializeToString()
 
     def value(self, key: str):

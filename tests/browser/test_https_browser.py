@@ -9,7 +9,6 @@ from __future__ import annotations
 import http.client
 import socket
 import ssl
-import subprocess
 from urllib.parse import urlsplit
 
 import pytest
@@ -17,7 +16,7 @@ from playwright.sync_api import expect
 
 from support.browser import assert_healthy, open_app, read_qr
 from support.cluster import replica_of, serve_cluster
-from testbed.local_server import PHONE_USER_AGENT, free_port
+from testbed.local_server import PHONE_USER_AGENT, free_port, self_signed_pem
 from ui.lessons import TOUR
 from ui.text import Text
 
@@ -32,11 +31,7 @@ def secure_cluster(tmp_path_factory):
     """Two replicas behind HAProxy on HTTPS (a self-signed certificate for localhost and 127.0.0.1), and its
     plain-HTTP port: ``(cluster, http_port)``."""
     made = tmp_path_factory.mktemp("tls")
-    key, certificate, pem = made / "key.pem", made / "certificate.pem", made / "blockstab.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-days", "2",
-                    "-keyout", str(key), "-out", str(certificate)], check=True, capture_output=True)
-    pem.write_bytes(certificate.read_bytes() + key.read_bytes())  # as HAProxy takes them: one file
+    pem = self_signed_pem(made)
     http_port = free_port()
     with serve_cluster(made / "serve_cluster.log", 2, "--tls", str(pem), "--http-port", str(http_port)) as running:
         yield running, http_port
