@@ -9,7 +9,6 @@ one, follows the class on, and the answer is still counted once."""
 
 from __future__ import annotations
 
-import asyncio
 import http.client
 import json
 import os
@@ -19,7 +18,6 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -28,7 +26,7 @@ from websockets.exceptions import InvalidMessage
 
 from blockstab.scenario import PRESETS, to_json
 from server.class_store import ANSWERS_PER_ADDRESS, RedisStore
-from support import ROOT
+from support import ROOT, in_own_loop
 from support.browser import assert_healthy, assert_shows, open_app, set_depth, shot, wait_for_view
 from support.cluster import LIMITS, Cluster, replica_of, serve_cluster
 from testbed.protocol_client import ProtocolSession
@@ -53,13 +51,6 @@ def cluster(tmp_path_factory):
     """``bash scripts/serve_cluster.sh --replicas 2`` on a free port, with its per-address limits' defaults."""
     with serve_cluster(tmp_path_factory.mktemp("cluster") / "serve_cluster.log", 2) as running:
         yield running
-
-
-def in_a_thread(coroutine):
-    """Run ``coroutine`` to its end in a thread of its own (Playwright's sync API keeps this thread's event
-    loop running, so ``asyncio.run`` cannot run here)."""
-    with ThreadPoolExecutor(1) as thread:
-        return thread.submit(asyncio.run, coroutine).result()
 
 
 async def a_student_opens_the_explorer(port: int, source: str = "") -> int:
@@ -162,8 +153,8 @@ def test_one_address_holding_its_limit_of_connections_has_the_rest_refused(clust
         sockets = [c.sock for c in held]
         assert [refused(opened(cluster, FLOODER)) for _ in range(5)] == [True] * 5
         with pytest.raises((InvalidMessage, ConnectionError)):  # a Streamlit session from it: closed unanswered
-            in_a_thread(a_student_opens_the_explorer(cluster.port, FLOODER))
-        assert in_a_thread(a_student_opens_the_explorer(cluster.port)) == 0  # another computer (127.0.0.1)
+            in_own_loop(a_student_opens_the_explorer(cluster.port, FLOODER))
+        assert in_own_loop(a_student_opens_the_explorer(cluster.port)) == 0  # another computer (127.0.0.1)
         assert [health(c) for c in held] == [200] * PER_ADDRESS
         assert [c.sock for c in held] == sockets  # on the same connections, none closed
         for connection in held:
@@ -171,7 +162,7 @@ def test_one_address_holding_its_limit_of_connections_has_the_rest_refused(clust
     finally:
         for connection in held:
             connection.close()
-    assert in_a_thread(a_student_opens_the_explorer(cluster.port, FLOODER)) == 0
+    assert in_own_loop(a_student_opens_the_explorer(cluster.port, FLOODER)) == 0
 
 
 def test_one_address_opening_connections_too_fast_is_refused_past_the_rate(cluster):
@@ -184,7 +175,7 @@ def test_one_address_opening_connections_too_fast_is_refused_past_the_rate(clust
         assert health(connection) == 200, n
         let_go(connection)
     assert refused(opened(cluster, FAST_OPENER)), f"{RATE + 1} connections in {time.monotonic() - start:.1f} s"
-    assert in_a_thread(a_student_opens_the_explorer(cluster.port)) == 0  # another computer (127.0.0.1)
+    assert in_own_loop(a_student_opens_the_explorer(cluster.port)) == 0  # another computer (127.0.0.1)
 
 
 def students_answer(port: int, code: str, forged: list[str], choice: str) -> list[bool]:

@@ -6,7 +6,6 @@ on a real server: one address flooding is refused while another computer is stil
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import http.client
 import json
@@ -23,18 +22,13 @@ from starlette.routing import Route
 from server.address_limits import TOO_MANY_REQUESTS, TOO_MANY_STREAMS, AddressLimits, language
 from server.client_address import UNKNOWN, Trust
 from server.routes import CLASS_VERSION
+from support import in_own_loop
 from testbed.local_server import streamlit_server
 from ui.text import Text
 
 ROOT = Path(__file__).resolve().parents[2]
 FOREVER = 1e9  # a rate no test waits out
 NOTHING_TRUSTED = Trust()
-
-
-def in_own_loop(coroutine):
-    """Run ``coroutine`` in a thread of its own (the browser tests leave an event loop running)."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 class Clock:

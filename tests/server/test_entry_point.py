@@ -5,13 +5,13 @@ address from the environment where its arguments name none (the image's settings
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
 import pytest
 
 from server.__main__ import streamlit_args
+from support import in_own_loop
 from testbed.local_server import streamlit_server
 from testbed.protocol_client import ProtocolSession
 from ui.text import Text
@@ -33,14 +33,14 @@ def test_streamlit_run_app_py_says_which_command_to_run(tmp_path):
     with streamlit_server("app.py", log, ROOT, command=STREAMLIT) as (base, _server):
         port = int(base.rsplit(":", 1)[1])
         for lang in ("en", "zh"):
-            assert asyncio.run(page_alerts(port, lang)) == [Text(lang)("app.run_with_server")]
+            assert in_own_loop(page_alerts(port, lang)) == [Text(lang)("app.run_with_server")]
         assert Text("en")("app.run_with_server") in log.read_text()
     assert "bash scripts/start.sh" in Text("en")("app.run_with_server")
 
 
 def test_python_m_server_serves_the_app_and_not_the_sentence(tmp_path):
     with streamlit_server("app.py", tmp_path / "server.log", ROOT) as (base, _server):
-        alerts = asyncio.run(page_alerts(int(base.rsplit(":", 1)[1]), "en"))
+        alerts = in_own_loop(page_alerts(int(base.rsplit(":", 1)[1]), "en"))
     assert Text("en")("app.run_with_server") not in alerts
 
 

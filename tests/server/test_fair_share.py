@@ -3,11 +3,11 @@ past a burst wait and coalesce (the newest always runs), a connection's messages
 bounded rate, and the served app has both (``server/fair_share.py``, installed by ``python -m server``)."""
 
 import asyncio
-import concurrent.futures
 import time
 from pathlib import Path
 
 from server.fair_share import RERUN_BURST, SHARED_RERUNS_PER_SECOND, InboundLimit, Lane, RerunGate, TokenBucket
+from support import in_own_loop
 from testbed.local_server import streamlit_server
 from testbed.protocol_client import ProtocolSession
 
@@ -15,12 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 FLOOD = 300  # rerun requests one session sends without waiting
-
-
-def in_own_loop(coroutine):
-    """Run ``coroutine`` in a thread of its own (the browser tests leave an event loop running)."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def test_a_bucket_lets_a_burst_through_then_its_rate():

@@ -3,8 +3,6 @@ uploads and WebSocket frames are refused over the configured limits, which the a
 legitimate messages stay well under; an editor edit adding thousands of rows is refused before
 Streamlit applies it."""
 
-import asyncio
-import concurrent.futures
 import time
 import tomllib
 from pathlib import Path
@@ -13,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from benchmarks import lan_limits
+from support import in_own_loop
 from testbed.local_server import streamlit_server
 from ui.text import Text
 
@@ -34,11 +33,6 @@ def config() -> dict:
 def test_uploads_and_messages_are_limited_to_one_megabyte():
     server = config()["server"]
     assert server.get("maxUploadSize") == 1 and server.get("maxMessageSize") == 1  # the smallest Streamlit allows
-
-
-def in_own_loop(coroutine):
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def test_the_server_refuses_oversize_uploads_and_frames_and_serves_the_largest_real_ones(tmp_path):

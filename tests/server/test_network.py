@@ -5,8 +5,6 @@ records and refuses every non-loopback connection and every lookup of a name oth
 localhost. Pages are then run through a loopback WebSocket session, good and hostile links alike.
 """
 
-import asyncio
-import concurrent.futures
 import json
 import os
 import subprocess
@@ -17,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 from blockstab.scenario import PRESETS, encode
+from support import in_own_loop
 from testbed.local_server import streamlit_server
 from testbed.protocol_client import ProtocolSession
 from ui.examples import localized
@@ -111,7 +110,7 @@ def test_the_server_makes_no_outbound_connection(tmp_path):
         for path in ("/", "/scenario?lang=zh", "/?sc=" + TAMPERED):
             with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
                 assert response.status == 200
-        assert _in_own_loop(_visit(port)) == [0] * len(QUERIES)  # every page ran, no exception shown
+        assert in_own_loop(_visit(port)) == [0] * len(QUERIES)  # every page ran, no exception shown
     seen = records(log)
     assert any(r["kind"] == "armed" and r["pid"] == server.pid for r in seen), "the guard was not in the server"
     assert [r for r in seen if r["kind"] != "armed"] == []
@@ -123,15 +122,8 @@ def test_serving_the_lan_still_asks_no_public_service(tmp_path):
     log = tmp_path / "net.log"
     with streamlit_server("app.py", tmp_path / "server.log", ROOT, extra=("--server.address=0.0.0.0",),
                           env=guarded_env(log)) as (url, _):
-        _in_own_loop(_visit_one(int(url.rsplit(":", 1)[1])))
+        in_own_loop(_visit_one(int(url.rsplit(":", 1)[1])))
     assert [r for r in records(log) if r["kind"] != "armed"] == []
-
-
-def _in_own_loop(coroutine):
-    """Run ``coroutine`` on a fresh event loop in its own thread: the browser tests' Playwright
-    keeps an event loop running in this thread when the whole suite runs."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 async def _visit_one(port: int) -> None:
