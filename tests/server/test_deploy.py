@@ -45,6 +45,12 @@ def test_the_manifest_carries_the_tested_clusters_settings():
     assert annotations["nginx.ingress.kubernetes.io/proxy-buffering"] == "off"  # a live class's event stream
 
 
+def test_haproxy_sends_an_event_streams_steps_at_once():
+    """Without ``option http-no-delay`` HAProxy held plain HTTP/1's small sends (a step's event) ~200 ms (round 38b)."""
+    defaults = re.search(r"^defaults\n(.*?)^\S", HAPROXY, re.M | re.S)[1]
+    assert re.search(r"^\s*option http-no-delay$", defaults, re.M)
+
+
 def test_the_deployment_runs_the_image_as_scripts_image_sh_checks_it():
     """The image scripts/image.sh tags and checks, as that check runs it: not root (UID 1000), a read-only root with
     a volume at /tmp, the port from ``PORT``; and the Ingress serves it over TLS."""
