@@ -1492,6 +1492,25 @@ def report_tls(plain: dict, secure: dict) -> dict:
     return out
 
 
+def report_pairs(pairs: list[dict]) -> dict:
+    """Several plain-then-HTTPS pairs: each pair's ratios, and the ratios of all their leads pooled."""
+    pooled = {name: h.summary(known([x for p in pairs for x in every(p[key]["steps"] + p[key]["script"], shown_ms)]))
+              for name, key in (("plain", "cluster"), ("https", "cluster_tls"))}
+    out = {"pairs": [{k: p["tls"][k] for k in ("median_ms_ratio", "p95_ms_ratio")} for p in pairs],
+           "pooled": {name: {"median_ms": s.get("median"), "p95_ms": s.get("p95")} for name, s in pooled.items()}}
+    for field in ("median_ms", "p95_ms"):
+        out[f"pooled_{field}_ratio"] = out["pooled"]["https"][field] / out["pooled"]["plain"][field]
+    out["met"] = all(p["tls"]["https"]["not_shown"] == 0 for p in pairs) and max(
+        out["pooled_median_ms_ratio"], out["pooled_p95_ms_ratio"]) <= 1.2
+    print(f"\n== {len(pairs)} pairs, HTTPS / plain: " + "; ".join(
+        f"{x['median_ms_ratio']:.2f}x / {x['p95_ms_ratio']:.2f}x" for x in out["pairs"]))
+    print(f"   pooled: plain {out['pooled']['plain']['median_ms']:.1f} / {out['pooled']['plain']['p95_ms']:.1f} ms, "
+          f"HTTPS {out['pooled']['https']['median_ms']:.1f} / {out['pooled']['https']['p95_ms']:.1f} ms: "
+          f"{out['pooled_median_ms_ratio']:.2f}x / {out['pooled_p95_ms_ratio']:.2f}x; target <= 1.2x: "
+          f"{verdict(out['met'])}")
+    return out
+
+
 def print_summary(record: dict) -> None:
     """Every target, each store a column."""
     stores = [s for s in ("memory", "redis") if "summary" in record["results"].get(s, {})]
@@ -1552,20 +1571,26 @@ async def main_async(args) -> dict:
                     print(f"\n== {store} store: FAILED: {type(error).__name__}: {error}", flush=True)
                     traceback.print_exc()
                     record["results"][store] = {"failed": f"{type(error).__name__}: {error}"}
-            for key, tls in (("cluster", False), ("cluster_tls", True)):
-                if not (args.cluster if key == "cluster" else args.tls):
-                    continue
-                sampled = len(foreign.samples)
-                try:
-                    record[key] = await cluster_class(browser, args, logs, tls)
-                    record[key]["summary"] = report_cluster(record[key])
-                except Exception as error:  # noqa: BLE001 - reported
-                    print(f"\n== the cluster: FAILED: {type(error).__name__}: {error}", flush=True)
-                    traceback.print_exc()
-                    record[key] = {"failed": f"{type(error).__name__}: {error}"}
-                record[key]["foreign_cpu_mean"] = statistics.fmean(foreign.samples[sampled:] or [0.0])
-            if args.tls and all("summary" in record.get(key, {}) for key in ("cluster", "cluster_tls")):
-                record["tls"] = report_tls(record["cluster"], record["cluster_tls"])
+            for pair in range(args.pairs if args.tls else 1):
+                runs: dict = {}
+                for key, tls in (("cluster", False), ("cluster_tls", True)):
+                    if not (args.cluster if key == "cluster" else args.tls):
+                        continue
+                    sampled = len(foreign.samples)
+                    try:
+                        runs[key] = await cluster_class(browser, args, logs, tls)
+                        runs[key]["summary"] = report_cluster(runs[key])
+                    except Exception as error:  # noqa: BLE001 - reported
+                        print(f"\n== the cluster: FAILED: {type(error).__name__}: {error}", flush=True)
+                        traceback.print_exc()
+                        runs[key] = {"failed": f"{type(error).__name__}: {error}"}
+                    runs[key]["foreign_cpu_mean"] = statistics.fmean(foreign.samples[sampled:] or [0.0])
+                if args.tls and all("summary" in runs.get(key, {}) for key in ("cluster", "cluster_tls")):
+                    runs["tls"] = report_tls(runs["cluster"], runs["cluster_tls"])
+                record |= runs if pair == 0 else {}
+                record.setdefault("pairs", []).append(runs)
+            if args.pairs > 1 and all("tls" in runs for runs in record["pairs"]):
+                record["tls_pairs"] = report_pairs(record["pairs"])
             await browser.close()
     record |= {"foreign": foreign.summary(), "foreign_cpu_mean": sum(foreign.samples) / max(1, len(foreign.samples)),
                "load_average_end": os.getloadavg()}
@@ -1580,6 +1605,8 @@ def main() -> None:
     parser.add_argument("--cluster", action="store_true", help="also the class on 2 replicas, one killed")
     parser.add_argument("--tls", action="store_true", help="with --cluster: then the same class through HTTPS "
                         "(HAProxy with a certificate of its own), compared before the kill")
+    parser.add_argument("--pairs", type=int, default=1, help="with --tls: plain then HTTPS this many times, "
+                        "each pair's ratios and all pooled")
     parser.add_argument("--students", type=int, default=200, help="students in all (Chromium pages included)")
     parser.add_argument("--browser-students", type=int, default=4, help="how many are headless Chromium pages")
     parser.add_argument("--small-class", type=int, default=40, help="the students of a step's cost at a smaller class")

@@ -124,11 +124,12 @@ def redis_server(log_path: Path, cwd: Path):
 
 
 def self_signed_pem(folder: Path) -> Path:
-    """A self-signed certificate for localhost and 127.0.0.1 (the ``openssl`` command's) followed by its key, in
-    one file in ``folder``, as ``scripts/serve_cluster.sh --tls`` takes them; a client trusts it with
-    ``ssl.create_default_context(cafile=...)`` on the same file."""
+    """A self-signed ECDSA P-256 certificate (the kind certbot issues by default) for localhost and 127.0.0.1 (the
+    ``openssl`` command's) followed by its key, in one file in ``folder``, as ``scripts/serve_cluster.sh --tls``
+    takes them; a client trusts it with ``ssl.create_default_context(cafile=...)`` on the same file."""
     key, certificate, pem = folder / "key.pem", folder / "certificate.pem", folder / "blockstab.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-subj", "/CN=localhost",
                     "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-days", "2",
                     "-keyout", str(key), "-out", str(certificate)], check=True, capture_output=True, timeout=60)
     pem.write_bytes(certificate.read_bytes() + key.read_bytes())
