@@ -714,7 +714,7 @@ def app_server(store: str, settings: dict[str, str], logs: Path, name: str):
         url = None
         if store == "redis":
             url = stack.enter_context(local_server.redis_server(logs / f"{name}-redis.log", h.APP_ROOT))
-            env["BLOCKSTAB_CLASS_STORE"] = url
+            env |= {"BLOCKSTAB_CLASS_STORE": url, "BLOCKSTAB_ADDRESS_KEY": "benchmark" * 4}
         base, server = stack.enter_context(local_server.streamlit_server("app.py", logs / f"{name}.log", h.APP_ROOT,
                                                                          env=env))
         yield base, server.pid, url

@@ -142,7 +142,8 @@ def page_urls(pages: list[str], join_path: str, work: Path, stack: contextlib.Ex
         urls["take_home"] = stack.enter_context(compressed_folder(take_home_folder(work / "take-home")))
     if "explorer" in pages or "join" in pages:
         redis_url = stack.enter_context(redis_server(work / "redis.log", ROOT)) if "join" in pages else None
-        env = {**os.environ, **({"BLOCKSTAB_CLASS_STORE": redis_url} if redis_url else {})}
+        env = {**os.environ, **({"BLOCKSTAB_CLASS_STORE": redis_url, "BLOCKSTAB_ADDRESS_KEY": "benchmark" * 4}
+                                if redis_url else {})}
         base, _ = stack.enter_context(streamlit_server("app.py", work / "server.log", ROOT, env=env))
         if "explorer" in pages:
             urls["explorer"] = f"{base}/?lang=en"

@@ -65,9 +65,14 @@ if [ -z "${BLOCKSTAB_CLASS_STORE:-}" ]; then
   echo "redis pid $! port $redis_port"
   export BLOCKSTAB_CLASS_STORE="redis://127.0.0.1:$redis_port/0"
 fi
-# The replicas: loopback only; each reads the client's address from HAProxy's X-Forwarded-For, and says
-# the public address in a live class's join link.
+# The replicas: loopback only; each reads the client's address from HAProxy's X-Forwarded-For, counts it
+# under the same key as the others (server/client_address.py: a keyed hash, never the address, is what
+# Redis keeps), and says the public address in a live class's join link.
 export BLOCKSTAB_BEHIND_PROXY=1 BLOCKSTAB_PUBLIC_ADDRESS="$bind_host:$port"
+if [ -z "${BLOCKSTAB_ADDRESS_KEY:-}" ]; then
+  BLOCKSTAB_ADDRESS_KEY=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  export BLOCKSTAB_ADDRESS_KEY
+fi
 config="$run/haproxy.cfg"
 cp deploy/haproxy.cfg "$config"
 for n in $(seq 1 "$replicas"); do
@@ -89,8 +94,9 @@ fi
 if [ -n "$http_port" ]; then
   export BLOCKSTAB_HTTP_BIND="$bind_host:$http_port" BLOCKSTAB_HTTPS_PORT="$port"
 fi
-BLOCKSTAB_BIND="$bind_host:$port" BLOCKSTAB_CONNECTIONS_PER_ADDRESS="${BLOCKSTAB_CONNECTIONS_PER_ADDRESS:-40}" \
-  BLOCKSTAB_CONNECTION_RATE="${BLOCKSTAB_CONNECTION_RATE:-120}" haproxy -db -f "$config" >"$run/haproxy.log" 2>&1 &
+# HAProxy's limits per address, as server/policy.py says them (sized for a class behind one NAT address).
+export $("$python" -m server.policy --haproxy)
+BLOCKSTAB_BIND="$bind_host:$port" haproxy -db -f "$config" >"$run/haproxy.log" 2>&1 &
 pids+=($!)
 haproxy_pid=$!
 wait_healthy "$scheme://127.0.0.1:$port/_stcore/health"

@@ -37,14 +37,18 @@ def streamlit_args(argv: list[str], env: dict[str, str]) -> list[str]:
 
 
 if __name__ == "__main__":
-    from server import fair_share, resume
-    from server.client_address import trusted
-    from server.streamlit_internals import routed_by_navigation_only, run_streamlit
+    from server.client_address import shared_key_missing, trusted
 
     try:
         trusted()
+        from server import policy  # noqa: F401 - its settings read (a bad one raises, saying which)
     except ValueError as bad:
         sys.exit(str(bad))
+    if missing := shared_key_missing(os.environ):
+        sys.exit(missing)
+    from server import fair_share, resume
+    from server.streamlit_internals import routed_by_navigation_only, run_streamlit
+
     os.chdir(ROOT)  # .streamlit/config.toml is read from the working directory
     routed_by_navigation_only()
     resume.install()  # (before fair_share's gate, which then paces the whole-page run too)

@@ -3,16 +3,14 @@ through them (a script with 50 keep-alive connections read a class's version 1,0
 
 An ASGI middleware of the app (``server.asgi``) for the requests whose path is ``/join`` or starts with
 ``/api/`` (``server.routes``); Streamlit's own (its pages, its files, its WebSocket) pass untouched. Per client
-address (``server.client_address``'s rule):
+address (``server.client_address``'s rule and :func:`~server.client_address.pseudonym`), with the limits of
+``server.policy``, sized so that a class behind one school NAT address meets none of them:
 
-* **requests**: :data:`REQUEST_BURST` at once, then :data:`REQUESTS_PER_SECOND` (``BLOCKSTAB_REQUEST_BURST``,
-  ``BLOCKSTAB_REQUESTS_PER_SECOND``): a student's page fetches about ten files at once when it opens. The
-  defaults suit a LAN where each phone has its own address; a class behind one school NAT address shares
-  one bucket and needs them raised;
+* **requests**: ``REQUEST_BURST`` at once, then ``REQUESTS_PER_SECOND`` (a student's page fetches about ten
+  files at once when it opens);
 * **event streams** (``/api/class/<code>/events``, open while a student follows the class): at most
-  :data:`STREAMS_PER_ADDRESS` open at once (``BLOCKSTAB_STREAMS_PER_ADDRESS``, HAProxy's connections per
-  address in ``scripts/serve_cluster.sh``), counted from the request until the route returns, however
-  it ends (its end, the client gone, an error, the server cancelling it).
+  ``STREAMS_PER_ADDRESS`` open at once, counted from the request until the route returns, however it ends
+  (its end, the client gone, an error, the server cancelling it).
 
 Past a bound the route is never reached: ``429 Too Many Requests``, a ``Retry-After`` and
 ``{"error": <catalog key>, "message": <its text>}`` in the request's language. All of it is in this process's
@@ -25,7 +23,6 @@ used go first: addresses cycled by a script cost a bounded table.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -36,12 +33,10 @@ from starlette.responses import JSONResponse
 
 from ui.text import LANGUAGES, Text
 
-from .client_address import Trust, address_of, trusted
+from .client_address import Trust, client, trusted
 from .fair_share import TokenBucket
+from .policy import POLICY
 
-REQUESTS_PER_SECOND = float(os.environ.get("BLOCKSTAB_REQUESTS_PER_SECOND", 20))
-REQUEST_BURST = float(os.environ.get("BLOCKSTAB_REQUEST_BURST", 60))
-STREAMS_PER_ADDRESS = int(os.environ.get("BLOCKSTAB_STREAMS_PER_ADDRESS", 40))
 MAX_ADDRESSES = 10_000  # buckets kept at most (a few MB); past it, the least recently used is dropped
 STREAM_RETRY_SECONDS = 10  # a stream's place frees when one of the address's pages closes: no time is known
 TOO_MANY_REQUESTS = "limit.too_many_requests"
@@ -90,8 +85,8 @@ class AddressBuckets:
 class AddressLimits:
     """ASGI middleware: the module's bounds on each address's requests and event streams."""
 
-    def __init__(self, app, rate: float = REQUESTS_PER_SECOND, burst: float = REQUEST_BURST,
-                 streams: int = STREAMS_PER_ADDRESS, trust: Trust | None = None, most: int = MAX_ADDRESSES,
+    def __init__(self, app, rate: float = POLICY["REQUESTS_PER_SECOND"], burst: float = POLICY["REQUEST_BURST"],
+                 streams: int = POLICY["STREAMS_PER_ADDRESS"], trust: Trust | None = None, most: int = MAX_ADDRESSES,
                  clock: Callable[[], float] = time.monotonic):
         self.app, self.streams_per_address, self.clock = app, streams, clock
         self.trust = trusted() if trust is None else trust
@@ -102,7 +97,7 @@ class AddressLimits:
         if scope["type"] != "http" or not is_own_route(scope["path"]):
             return await self.app(scope, receive, send)
         peer = (scope.get("client") or (None,))[0]
-        address = address_of(peer, Headers(scope=scope).getlist, self.trust)
+        address = client(peer, Headers(scope=scope).getlist, self.trust)
         if wait := self.requests.wait(address, self.clock()):
             return await refuse(scope, receive, send, TOO_MANY_REQUESTS, wait)
         if not is_stream(scope["path"]):

@@ -8,6 +8,7 @@ read or sent by any of these routes."""
 from __future__ import annotations
 
 import json
+import time
 from collections import OrderedDict
 from urllib.parse import urlencode
 
@@ -27,11 +28,13 @@ from .address_limits import language
 from .bundles import code_version
 from .class_files import ROUTE as FILES_ROUTE
 from .class_files import class_file, prefix
-from .class_store import ANSWERS_PER_ADDRESS, JOINS_PER_MINUTE, STUDENTS_PER_CLASS, class_store
-from .client_address import address_of, trusted
+from .class_store import class_store
+from .client_address import client, trusted
+from .policy import POLICY
 
 API = "/api/class/{code}/"
-MOST_BYTES = 1024  # a request's body: an answer or a join is a few dozen bytes
+GUESS_SECONDS = 60  # the window of the wrong codes' bounds
+SERVER_WRONG = "wrong:server"  # the key of the server's (the cluster's) wrong codes
 PING_SECONDS = 15  # an idle stream says it is alive this often (HAProxy ends one silent for 60 s)
 RECHECK_SECONDS = 30  # a stream reads its class this often with no move heard (a move missed is seen then)
 RETRY_MS = 1000  # a browser whose stream broke connects again after this long (a replica died: another answers)
@@ -58,8 +61,8 @@ def answered(value) -> JSONResponse:
     return JSONResponse(value, headers={"Cache-Control": "no-store"})
 
 
-def client(request: Request) -> str:
-    return address_of(request.client.host if request.client else None, request.headers.getlist, trusted())
+def client_of(request: Request) -> str:
+    return client(request.client.host if request.client else None, request.headers.getlist, trusted())
 
 
 def the_code(request: Request) -> str:
@@ -77,13 +80,13 @@ def the_student(raw) -> str:
 
 
 async def body_of(request: Request) -> dict:
-    """The request's JSON object, read no further than :data:`MOST_BYTES`."""
+    """The request's JSON object, read no further than the policy's ``BODY_BYTES``."""
     if not request.headers.get("content-type", "").startswith("application/json"):
         raise Refusal("class.bad_request", 415)
     read = b""
     async for chunk in request.stream():
         read += chunk
-        if len(read) > MOST_BYTES:
+        if len(read) > POLICY["BODY_BYTES"]:
             raise Refusal("class.bad_request", 413)
     try:
         value = json.loads(read)
@@ -96,8 +99,9 @@ async def body_of(request: Request) -> dict:
 
 def refusals(route):
     """``route`` whose :class:`Refusal` (or a class's ``Refused``) is the JSON error it answers."""
-    statuses = {"class.ended": 404, "class.full": 409, "class.not_joined": 403, "class.question_closed": 409,
-                "class.bad_choice": 400, "class.bad_link": 400, "class.not_revealed": 409}
+    statuses = {"class.ended": 404, "class.not_seated": 404, "class.full": 409, "class.locked": 409,
+                "class.question_closed": 409, "class.bad_choice": 400, "class.bad_link": 400,
+                "class.not_revealed": 409}
 
     async def checked(request: Request) -> Response:
         try:
@@ -124,16 +128,21 @@ async def student_page(request: Request) -> HTMLResponse:
 
 @refusals
 async def join_class(request: Request) -> JSONResponse:
-    """Join (again: the student's token, ``me``, keeps the one answer): ``{"me", "state"}``. A try that
-    joins no one anew counts against the computer's joins a minute (codes cannot be guessed by a script)."""
+    """A seat in the class (its token ``me``, which the page keeps: a reload keeps the seat and its answers):
+    ``{"me", "state"}``. A try for a new seat is a guess of the code: past the computer's wrong codes a minute,
+    or the server's (the cluster's), the code is not even looked up (``ClassStore.guess``)."""
     code, asked = the_code(request), await body_of(request)
     me = the_student(asked["me"]) if "me" in asked else new_student()
     store = class_store()
     record = await run_in_threadpool(store.read, code)
-    if record is None or me not in record.students:
-        if not await run_in_threadpool(store.allow, f"join:{client(request)}", JOINS_PER_MINUTE, 60):
-            raise Refusal("class.too_many_tries", 429)
-        record = await run_in_threadpool(store.update, code, lambda c: join(c, me, STUDENTS_PER_CLASS))
+    if record is None or me not in record.seats:
+        bounds = [(f"wrong:{client_of(request)}", POLICY["WRONG_CODES_PER_MINUTE"]),
+                  (SERVER_WRONG, POLICY["SERVER_WRONG_CODES_PER_MINUTE"])]
+        over = await run_in_threadpool(store.guess, code, bounds, GUESS_SECONDS)
+        if over is not None:
+            raise Refusal("class.server_too_many_tries" if over == SERVER_WRONG else "class.too_many_tries", 429)
+        record = await run_in_threadpool(
+            store.update, code, lambda c: join(c, me, time.time(), POLICY["STUDENTS_PER_CLASS"]))
     return answered({"me": me, "state": student_state(record, me)})
 
 
@@ -169,20 +178,26 @@ async def class_events_stream(request: Request) -> EventSourceResponse:
 
 @refusals
 async def class_answer(request: Request) -> JSONResponse:
-    """The student's answer to the question the class asked at ``asked`` (a new choice replaces theirs; the
-    same one again changes nothing): ``{"counted": ...}`` (not, past the computer's answers a question)."""
+    """The seat's answer to the question the class asked at ``asked`` (a new choice replaces its own; the
+    same one again changes nothing): ``{"counted": true}``. A token without a seat, and a class that has
+    ended, are refused alike (a code is not told apart from a wrong one)."""
     code, asked = the_code(request), await body_of(request)
     me, choice, at = the_student(asked.get("me")), asked.get("choice"), asked.get("asked")
     if not isinstance(choice, str) or type(at) is not int:
         raise Refusal("class.bad_request", 400)
-    address = client(request)
 
     def answered_now(c):
+        if me not in c.seats:
+            raise Refused("class.not_seated")
         if c.asked != at:
             raise Refused("class.question_closed")
-        return answer(c, me, address, choice, ANSWERS_PER_ADDRESS)
+        return answer(c, me, choice)
 
-    changed = await run_in_threadpool(class_store().update, code, answered_now)
+    try:
+        changed = await run_in_threadpool(class_store().update, code, answered_now)
+    except Refused as refused:
+        raise Refused("class.not_seated") if refused.key == "class.ended" else refused from None
+
     return answered({"counted": me in changed.answers})
 
 
@@ -195,10 +210,8 @@ async def class_reveal(request: Request) -> JSONResponse:
     why, and this student's own outcome. Made once per class, version and language."""
     code, me, t = the_code(request), the_student(request.query_params.get("me")), text_for(request)
     record = await run_in_threadpool(class_store().read, code)
-    if record is None:
-        raise Refused("class.ended")
-    if me not in record.students:
-        raise Refused("class.not_joined")
+    if record is None or me not in record.seats:
+        raise Refused("class.not_seated")
     if record.activity != "question" or record.phase != "revealed":
         raise Refused("class.not_revealed")
     key = code, record.version, t.lang

@@ -16,21 +16,11 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from ui import live_class
 from ui.live_class import LiveClass, Refused, as_json, from_json, teacher_view
 
-
-def _setting(name: str, default: int) -> int:
-    """A limit a server's operator may set (``BLOCKSTAB_<name>``), else ``default``."""
-    return int(os.environ.get(f"BLOCKSTAB_{name}", default))
-
+from .policy import POLICY
 
 IDLE_SECONDS = 3 * 3600  # a class nobody touched for this long has ended
-CLASSES = _setting("CLASSES", 20)  # classes at once
-STUDENTS_PER_CLASS = _setting("STUDENTS_PER_CLASS", live_class.STUDENTS_PER_CLASS)
-ANSWERS_PER_ADDRESS = _setting("ANSWERS_PER_ADDRESS", live_class.ANSWERS_PER_ADDRESS)
-JOINS_PER_MINUTE = _setting("JOINS_PER_MINUTE", 10)  # join attempts per client address
-STARTS_PER_HOUR = _setting("STARTS_PER_HOUR", 5)  # classes started per client address (a script cannot take all)
 
 
 class ClassStore(Protocol):
@@ -48,8 +38,17 @@ class ClassStore(Protocol):
         """Delete the class and everything about it."""
 
     def allow(self, key: str, most: int, seconds: int) -> bool:
-        """Count one more event for ``key`` (e.g. a join attempt from an address) in the current
+        """Count one more event for ``key`` (e.g. a wrong code from an address) in the current
         window of ``seconds``: whether it is within ``most``."""
+
+    def refund(self, key: str, seconds: int) -> None:
+        """Count one event fewer for ``key`` in the current window of ``seconds`` (one that turned out not to
+        be what ``allow`` counts)."""
+
+    def guess(self, code: str, bounds: list[tuple[str, int]], seconds: int) -> str | None:
+        """A try of ``code`` by someone without a seat, atomically: the key of the first of ``bounds`` (key,
+        most) already at its most in the current window of ``seconds`` (then the class is not looked up),
+        else ``None``: the class is live, or the code is wrong and counted against every bound."""
 
     def listen(self, moved: Callable[[str], None]) -> None:
         """Have ``moved(code)`` called in this process whenever a class of this store moves on or ends,
@@ -64,7 +63,7 @@ def moved_on(before: LiveClass, after: LiveClass) -> bool:
 class MemoryStore:
     """The embedded store: this process's memory, one lock."""
 
-    def __init__(self, idle_seconds: float = IDLE_SECONDS, classes: int = CLASSES, clock=time.monotonic):
+    def __init__(self, idle_seconds: float = IDLE_SECONDS, classes: int = POLICY["CLASSES"], clock=time.monotonic):
         self.idle, self.most, self.clock = idle_seconds, classes, clock
         self._classes: dict[str, tuple[LiveClass, float]] = {}  # code -> (record, last touched)
         self._events: dict[str, tuple[float, int]] = {}  # key -> (window's end, count)
@@ -126,13 +125,32 @@ class MemoryStore:
             self._events[key] = (ends, count + 1)
             return count + 1 <= most
 
+    def refund(self, key: str, seconds: int) -> None:
+        with self._lock:
+            ends, count = self._events.get(key, (0.0, 0))
+            if self.clock() < ends and count:
+                self._events[key] = (ends, count - 1)
+
+    def guess(self, code: str, bounds: list[tuple[str, int]], seconds: int) -> str | None:
+        with self._lock:
+            now, counted = self.clock(), {}
+            for key, _ in bounds:
+                ends, count = self._events.get(key, (0.0, 0))
+                counted[key] = (ends, count) if now < ends else (now + seconds, 0)
+            for key, most in bounds:
+                if counted[key][1] >= most:
+                    return key
+            if self._live(code) is None:
+                self._events.update({key: (ends, count + 1) for key, (ends, count) in counted.items()})
+            return None
+
 
 class RedisStore:
     """Redis (or Valkey): a class is one JSON value, expiring :data:`IDLE_SECONDS` after the last change; a
     change is an optimistic transaction (``WATCH``, then ``MULTI``/``EXEC``, again if another process wrote
     meanwhile), so the changes themselves stay the pure functions of ``ui.live_class``, written once."""
 
-    def __init__(self, url: str, idle_seconds: int = IDLE_SECONDS, classes: int = CLASSES,
+    def __init__(self, url: str, idle_seconds: int = IDLE_SECONDS, classes: int = POLICY["CLASSES"],
                  prefix: str = "blockstab:"):
         import redis  # noqa: PLC0415 - only a server configured for Redis needs the client
 
@@ -204,13 +222,44 @@ class RedisStore:
             pipe.publish(self.channel, code)
             pipe.execute()
 
+    def _window(self, key: str, seconds: int) -> str:
+        return f"{self.prefix}events:{key}:{int(time.time() // seconds)}"
+
     def allow(self, key: str, most: int, seconds: int) -> bool:
-        window = f"{self.prefix}events:{key}:{int(time.time() // seconds)}"
+        window = self._window(key, seconds)
         with self.redis.pipeline() as pipe:
             pipe.incr(window)
             pipe.expire(window, seconds)
             count, _ = pipe.execute()
         return count <= most
+
+    def refund(self, key: str, seconds: int) -> None:
+        window = self._window(key, seconds)
+        with self.redis.pipeline() as pipe:
+            pipe.decr(window)
+            pipe.expire(window, seconds)
+            pipe.execute()
+
+    # KEYS: the class, then each bound's window; ARGV: each bound's most, then the window's seconds. The
+    # number of the first bound at its most (the class not looked up), else 0 (counted if the class is none).
+    _GUESS = """
+    for i = 2, #KEYS do
+      if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i - 1]) then return i - 1 end
+    end
+    if redis.call('EXISTS', KEYS[1]) == 0 then
+      for i = 2, #KEYS do
+        redis.call('INCR', KEYS[i])
+        redis.call('EXPIRE', KEYS[i], ARGV[#ARGV])
+      end
+    end
+    return 0
+    """
+
+    def guess(self, code: str, bounds: list[tuple[str, int]], seconds: int) -> str | None:
+        windows = [self._window(key, seconds) for key, _ in bounds]
+        over = self.redis.eval(self._GUESS, 1 + len(bounds), self._key(code), *windows,
+                               *(most for _, most in bounds), seconds)
+        return bounds[over - 1][0] if over else None
 
     def listen(self, moved: Callable[[str], None]) -> None:
         """(Heard through :attr:`channel`: ``server.class_events`` subscribes to it in each process.)"""

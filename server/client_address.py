@@ -13,6 +13,10 @@ A value the client sends itself is never believed. What is trusted is set where 
 * neither: the connection's peer address, X-Forwarded-For and every named header ignored.
 
 A trusted value that is missing or no IP address falls back to the peer address, never to another entry.
+
+What the limits count and the class store keeps is never the address itself but its :func:`pseudonym`: a keyed
+hash of its network (an IPv6 address's /64, since one computer may hold all of it), under a key made at each
+start or set for a cluster's replicas alike (``BLOCKSTAB_ADDRESS_KEY``).
 (Uvicorn already takes a peer on 127.0.0.1 or ::1 for a proxy and puts the X-Forwarded-For it sent in the
 peer's place: only a process on the server's own machine can name itself that way.)
 """
@@ -20,9 +24,12 @@ peer's place: only a process on the server's own machine can name itself that wa
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 import ipaddress
 import os
 import re
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -86,3 +93,44 @@ def address_of(peer: object, values: Callable[[str], Sequence[str]], trust: Trus
     else:
         vouched = ""
     return ip(vouched) or (peer if isinstance(peer, str) and peer else UNKNOWN)
+
+
+def network(address: str) -> str:
+    """What counts as one computer: an IPv6 address's /64, else the address as it is."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if parsed.version == 6:
+        if parsed.ipv4_mapped:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+    return str(parsed)
+
+
+def shared_key_missing(environ: Mapping[str, str]) -> str | None:
+    """Why this process may not start with ``environ``: a shared store without the shared key (each replica
+    would count a computer under a hash of its own, and its wrong codes apart); ``None`` if it may."""
+    if environ.get("BLOCKSTAB_CLASS_STORE") and len(environ.get("BLOCKSTAB_ADDRESS_KEY", "")) < 32:
+        return ("BLOCKSTAB_CLASS_STORE names a store that several processes share: set BLOCKSTAB_ADDRESS_KEY too, "
+                "the same 32 characters or more for every one of them (e.g. openssl rand -hex 32; "
+                "scripts/serve_cluster.sh makes one).")
+    return None
+
+
+@functools.cache
+def address_key() -> bytes:
+    """This process's key for :func:`pseudonym`: ``BLOCKSTAB_ADDRESS_KEY`` (a cluster's replicas share it), else
+    32 random bytes made at start."""
+    return os.environ.get("BLOCKSTAB_ADDRESS_KEY", "").encode() or secrets.token_bytes(32)
+
+
+def pseudonym(address: str) -> str:
+    """``address``'s network under this process's key (HMAC-SHA-256, 128 bits in hex): the same computer
+    reads alike while the key lasts, and the address cannot be read back from it."""
+    return hmac.new(address_key(), network(address).encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def client(peer: object, values: Callable[[str], Sequence[str]], trust: Trust) -> str:
+    """The client by ``trust`` (:func:`address_of`), as the limits count it: its :func:`pseudonym`."""
+    return pseudonym(address_of(peer, values, trust))

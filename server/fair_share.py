@@ -2,15 +2,16 @@
 
 A browser drops its superseded reruns itself (``runner.fastReruns``), but a script can send
 thousands a second, and Streamlit 1.67 starts a script run for every one: ten such sessions kept
-another student's toggle waiting for over a minute. Two bounds, installed by ``python -m server``:
+another student's toggle waiting for over a minute. Two bounds (their numbers in ``server.policy``),
+installed by ``python -m server``:
 
-* **reruns**: a session starts up to :data:`RERUN_BURST` runs at once and
-  :data:`RERUNS_PER_SECOND` after that. Past its share, its request waits, a newer one replaces
-  it (so the last request of a burst always runs: coalesced, never dropped), and the sessions
-  waiting share :data:`SHARED_RERUNS_PER_SECOND` between them, however many they are; a session
-  that waited earns its share again only by asking for less;
-* **messages**: the server reads up to :data:`MESSAGE_BURST` WebSocket messages of one
-  connection at once and :data:`MESSAGES_PER_SECOND` after that; the rest wait in the socket
+* **reruns**: a session starts up to ``RERUN_BURST`` runs at once and ``RERUNS_PER_SECOND`` after
+  that. Past its share, its request waits, a newer one replaces it (so the last request of a burst
+  always runs: coalesced, never dropped), and the sessions waiting share ``SHARED_RERUNS_PER_SECOND``
+  between them, however many they are; a session that waited earns its share again only by asking
+  for less;
+* **messages**: the server reads up to ``MESSAGE_BURST`` WebSocket messages of one connection at
+  once and ``MESSAGES_PER_SECOND`` after that; the rest wait in the socket
   (nothing is dropped), so a flood costs the server no work until it is read (``InboundLimit``,
   a middleware of the app, ``server.asgi``).
 
@@ -24,11 +25,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-RERUN_BURST = 8
-RERUNS_PER_SECOND = 4.0
-SHARED_RERUNS_PER_SECOND = 4.0
-MESSAGE_BURST = 60
-MESSAGES_PER_SECOND = 30.0
+from .policy import POLICY
+
 GATE = "_blockstab_rerun_gate"  # the attribute each AppSession keeps its gate in
 
 _LOGGER = logging.getLogger(__name__)
@@ -96,7 +94,7 @@ class RerunGate:
 class InboundLimit:
     """ASGI middleware: a WebSocket's messages are read at most ``rate`` a second after ``burst``."""
 
-    def __init__(self, app, rate: float = MESSAGES_PER_SECOND, burst: float = MESSAGE_BURST):
+    def __init__(self, app, rate: float = POLICY["MESSAGES_PER_SECOND"], burst: float = POLICY["MESSAGE_BURST"]):
         self.app, self.rate, self.burst = app, rate, burst
 
     async def __call__(self, scope, receive, send):
@@ -125,7 +123,8 @@ def gate_of(session, rerun: Callable, lane: Lane) -> RerunGate:
                 _LOGGER.exception("Error processing a rerun request")
                 session.handle_backmsg_exception(error)
 
-        gate = RerunGate(TokenBucket(RERUNS_PER_SECOND, RERUN_BURST), lane, start, loop.call_later, loop.time)
+        bucket = TokenBucket(POLICY["RERUNS_PER_SECOND"], POLICY["RERUN_BURST"])
+        gate = RerunGate(bucket, lane, start, loop.call_later, loop.time)
         setattr(session, GATE, gate)
     return gate
 
@@ -135,5 +134,5 @@ def install() -> None:
     (``tests/server/test_fair_share.py`` checks it served)."""
     from .streamlit_internals import hook_rerun_requests  # noqa: PLC0415 - the server's process only
 
-    lane = Lane(SHARED_RERUNS_PER_SECOND)
+    lane = Lane(POLICY["SHARED_RERUNS_PER_SECOND"])
     hook_rerun_requests(lambda rerun: lambda session, state=None: gate_of(session, rerun, lane).request(state))

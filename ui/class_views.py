@@ -37,7 +37,7 @@ def answers_figure(c: LiveClass, t: Text, projector: bool = False) -> go.Figure:
             "textposition": "outside", "cliponaxis": False, "hoverinfo": "skip",
             "textfont": {"color": [text_colour(colour) for colour in colours], "size": font}}
     layout = ink_layout({
-        "title": {"text": wrap(t("class.answers_title", answered=total, students=len(c.students))),
+        "title": {"text": wrap(t("class.answers_title", answered=total, students=len(c.seats))),
                   "font": {"size": font + 2}},
         "template": PLOTLY_WHITE, "font": {"size": font}, "showlegend": False,
         "height": 120 + (110 if projector else 80) * len(question.choices),  # room for a label of three lines
@@ -56,7 +56,7 @@ def answers_description(c: LiveClass, t: Text) -> str:
     each = t("describe.separator").join(
         t("class.describe_choice", choice=name, count=tally[choice], share=share(tally[choice], total))
         for choice, name in zip(question.choices, choice_names(c, t), strict=True))
-    return t("class.describe", answered=total, students=len(c.students), choices=each)
+    return t("class.describe", answered=total, students=len(c.seats), choices=each)
 
 
 def join_code(link: str) -> segno.QRCode:

@@ -134,7 +134,7 @@ REAL_CONTROLS = (
 # A live class's links (ui.live_class): its code, six characters without look-alikes (0/O/Q, 1/I/L,
 # 2/Z, 5/S, 8/B, U/V); a student's token (``me``, kept in the student's join link); the teacher's key.
 CODE_ALPHABET = "ACDEFGHJKMNPRTWXY34679"
-CODE_LENGTH = 6
+CODE_LENGTH = 8
 CLASS_CONTROLS = (
     Control("class", "pattern", None, (f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}",)),
     Control("me", "pattern", None, ("[A-Za-z0-9_-]{16}",)),

@@ -1,7 +1,7 @@
 """A live class (issue #36) as a small frozen record and the pure changes a teacher and students make
-to it: what the projector leads with (a tour step, an Explorer view, a question), each student's one
-answer per question, and the class's counts. No store and no Streamlit here: ``server.class_store``
-keeps the record and applies these changes atomically."""
+to it: what the projector leads with (a tour step, an Explorer view, a question), its seats (one per phone
+that joined: its token), each seat's one answer per question, and the class's counts. No store and no
+Streamlit here: ``server.class_store`` keeps the record and applies these changes atomically."""
 
 from __future__ import annotations
 
@@ -17,8 +17,7 @@ from .lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 
 ACTIVITIES = ("tour", "explorer", "question")
 EXPLORER_KEYS = {control.key for control in CONTROLS}
-ANSWERS_PER_ADDRESS = 2  # answers counted per client address and question: two students may share one
-STUDENTS_PER_CLASS = 200
+RECENT_SECONDS = 60  # "remove the recent joins": the seats that joined this long ago or less
 
 
 class Refused(Exception):
@@ -27,12 +26,6 @@ class Refused(Exception):
     def __init__(self, key: str):
         super().__init__(key)
         self.key = key
-
-
-@dataclass(frozen=True)
-class Answer:
-    choice: str
-    address: str  # the client address it came from (the per-address limit)
 
 
 @dataclass(frozen=True)
@@ -51,9 +44,9 @@ class LiveClass:
     asked: int = 0  # the version the question was asked at: asked again, it is a new question
     phase: str = "open"  # a question's: "open" (answering), "closed" (answers kept, none taken), "revealed"
     following: bool = True  # False: students explore on their own
-    students: frozenset[str] = frozenset()
-    answers: dict[str, Answer] = field(default_factory=dict)  # the current question's, by student
-    refused: int = 0  # the current question's answers not counted (the per-address limit)
+    locked: bool = False  # no new seat (a seat's phone that reloads stays in)
+    seats: dict[str, float] = field(default_factory=dict)  # each phone's token -> when it joined (server's clock, s)
+    answers: dict[str, str] = field(default_factory=dict)  # the current question's choice, by seat
 
 
 def new_code() -> str:
@@ -66,7 +59,7 @@ def new_key() -> str:
 
 
 def new_student() -> str:
-    """A student's token (96 random bits): one answer per token and question, however often re-sent."""
+    """A seat's token (96 random bits): one answer per seat and question, however often re-sent."""
     return secrets.token_urlsafe(12)
 
 
@@ -91,21 +84,45 @@ def teacher_token(c: LiveClass) -> str:
 
 def teacher_view(c: LiveClass, token: str) -> str | None:
     """What may change on the teacher's page, which polls with its token (:func:`teacher_token`): the
-    version, how many students are in, have answered and were refused. ``None`` for any other token."""
+    version, how many seats there are, how many answered, whether joining is locked. ``None`` for any other
+    token."""
     if hmac.compare_digest(token, teacher_token(c)):
-        return f"{c.version}/{len(c.students)}/{len(c.answers)}/{c.refused}"
+        return f"{c.version}/{len(c.seats)}/{len(c.answers)}/{int(c.locked)}"
     return None
 
 
-def join(c: LiveClass, student: str, most: int = STUDENTS_PER_CLASS) -> LiveClass:
-    """``student`` in the class (joining again changes nothing)."""
-    if BY_KEY["me"].parse(student) is None:
+def join(c: LiveClass, seat: str, now: float, most: int) -> LiveClass:
+    """A seat for the phone whose token is ``seat``, joined at ``now`` (its seat again: nothing changes, even
+    when locked); at most ``most`` seats."""
+    if BY_KEY["me"].parse(seat) is None:
         raise Refused("class.bad_link")
-    if student in c.students:
+    if seat in c.seats:
         return c
-    if len(c.students) >= most:
+    if c.locked:
+        raise Refused("class.locked")
+    if len(c.seats) >= most:
         raise Refused("class.full")
-    return replace(c, students=c.students | {student})
+    return replace(c, seats={**c.seats, seat: now})
+
+
+def lock(c: LiveClass, locked: bool = True) -> LiveClass:
+    """Joining closed (``locked``) or open again: the seats stay as they are."""
+    return replace(c, locked=locked)
+
+
+def recent(c: LiveClass, now: float) -> list[str]:
+    """The seats that joined in the last :data:`RECENT_SECONDS` before ``now``."""
+    return [seat for seat, joined in c.seats.items() if now - joined <= RECENT_SECONDS]
+
+
+def remove_recent(c: LiveClass, now: float) -> LiveClass:
+    """The class without the seats of the last :data:`RECENT_SECONDS` (a burst of scripted joins) or their
+    answers; their pages follow to "not in the class", the others' stay as they were."""
+    gone = set(recent(c, now))
+    if not gone:
+        return c
+    return _led(c, seats={s: t for s, t in c.seats.items() if s not in gone},
+                answers={s: a for s, a in c.answers.items() if s not in gone})
 
 
 def _led(c: LiveClass, **change) -> LiveClass:
@@ -129,7 +146,7 @@ def ask(c: LiveClass, question: int) -> LiveClass:
     if not 0 <= question < len(QUESTIONS):
         raise Refused("class.bad_question")
     return _led(c, activity="question", question=question, asked=c.version + 1, phase="open", following=True,
-                answers={}, refused=0)
+                answers={})
 
 
 def close(c: LiveClass) -> LiveClass:
@@ -171,27 +188,21 @@ def follow_me(c: LiveClass) -> LiveClass:
     return _led(c, following=True)
 
 
-def answer(c: LiveClass, student: str, address: str, choice: str,
-           per_address: int = ANSWERS_PER_ADDRESS) -> LiveClass:
-    """``student``'s answer to the open question (a new choice replaces theirs). A student not yet
-    counted is refused when ``per_address`` students from ``address`` already are: the class then
-    counts one more refused answer, and the student is not in its ``answers``."""
-    if student not in c.students:
-        raise Refused("class.not_joined")
+def answer(c: LiveClass, seat: str, choice: str) -> LiveClass:
+    """``seat``'s answer to the open question: counted once, a new choice replacing the seat's own until the
+    question closes."""
+    if seat not in c.seats:
+        raise Refused("class.not_seated")
     if c.activity != "question" or c.phase != "open":
         raise Refused("class.question_closed")
     if choice not in QUESTIONS[c.question].choices:
         raise Refused("class.bad_choice")
-    if student in c.answers:
-        return replace(c, answers={**c.answers, student: Answer(choice, c.answers[student].address)})
-    if sum(a.address == address for a in c.answers.values()) >= per_address:
-        return replace(c, refused=c.refused + 1)
-    return replace(c, answers={**c.answers, student: Answer(choice, address)})
+    return replace(c, answers={**c.answers, seat: choice})
 
 
 def counts(c: LiveClass) -> dict[str, int]:
     """The current question's answers by choice, in the question's order of choices."""
-    tally = Counter(a.choice for a in c.answers.values())
+    tally = Counter(c.answers.values())
     return {choice: tally[choice] for choice in QUESTIONS[c.question].choices}
 
 
@@ -202,27 +213,23 @@ def view_state(view: Iterable[tuple[str, str]], projector: bool = False, phone: 
 
 
 def student_state(c: LiveClass, me: str) -> dict | None:
-    """What the page of student ``me`` shows of the class (``ui/student/``), as JSON values; ``None`` for
-    anyone not in it. The Explorer's view is the instant controls' values and the sentence's side."""
-    if me not in c.students:
+    """What the page of seat ``me`` shows of the class (``ui/student/``), as JSON values; ``None`` for
+    anyone without a seat. The Explorer's view is the instant controls' values and the sentence's side."""
+    if me not in c.seats:
         return None
-    view, mine = view_state(c.view), c.answers.get(me)
+    view = view_state(c.view)
     return {"version": c.version, "activity": c.activity, "step": c.step, "question": c.question, "asked": c.asked,
             "phase": c.phase, "following": c.following, "scenario": view.scenario,
             "view": {control.key: getattr(view, control.key) for control in INSTANT},
-            "mine": mine.choice if mine else None}
+            "mine": c.answers.get(me)}
 
 
 def as_json(c: LiveClass) -> dict:
     """The record as JSON values (a store keeps it so)."""
     return {"code": c.code, "teacher": c.teacher, "lang": c.lang, "version": c.version, "activity": c.activity,
             "step": c.step, "view": [list(pair) for pair in c.view], "question": c.question, "asked": c.asked,
-            "phase": c.phase,
-            "following": c.following, "students": sorted(c.students),
-            "answers": {s: [a.choice, a.address] for s, a in sorted(c.answers.items())}, "refused": c.refused}
+            "phase": c.phase, "following": c.following, "locked": c.locked, "seats": c.seats, "answers": c.answers}
 
 
 def from_json(value: dict) -> LiveClass:
-    return LiveClass(**{**value, "view": tuple(tuple(pair) for pair in value["view"]),
-                        "students": frozenset(value["students"]),
-                        "answers": {s: Answer(*a) for s, a in value["answers"].items()}})
+    return LiveClass(**{**value, "view": tuple(tuple(pair) for pair in value["view"])})

@@ -35,8 +35,8 @@ MODULES = ("machine", "page")  # ui/student/, after the Explorer's modules (the 
 LOOKS = ("phone", "computer")
 # The page's own words, as HTML (Markdown rendered; ``{name}`` placeholders the page fills with text).
 WORDS = ("join.title", "join.in_class", "join.your_answer", "join.open", "join.closed", "join.you_chose",
-         "join.explore_freely", "join.joining", "join.reconnecting", "join.language", "class.ended",
-         "class.answer_refused", "describe.show", "lang.en", "lang.zh")
+         "join.explore_freely", "join.joining", "join.reconnecting", "join.language", "class.not_seated",
+         "describe.show", "lang.en", "lang.zh")
 _markdown = MarkdownIt("commonmark", {"html": False})
 
 
@@ -146,13 +146,13 @@ def reveal_file(c: LiveClass, t: Text) -> dict:
 
 
 def verdict(c: LiveClass, me: str, t: Text) -> dict:
-    """A student's own outcome once revealed: ``right``, ``wrong`` or ``not_counted``, and what the page
-    says of it."""
+    """A seat's own outcome once revealed: ``right``, ``wrong`` or ``not_counted`` (it did not answer), and what
+    the page says of it."""
     question, mine = QUESTIONS[c.question], c.answers.get(me)
     answer = t(question.choice_key(question.answer))
     if mine is None:
         return {"kind": "not_counted", "said": t("join.not_counted", answer=answer)}
-    kind = "right" if mine.choice == question.answer else "wrong"
+    kind = "right" if mine == question.answer else "wrong"
     return {"kind": kind, "said": t(f"ex.{kind}", answer=answer)}
 
 

@@ -6,16 +6,19 @@ makes (checked against the teacher's key, refused in words), how to join, who is
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
 
+from server import passphrase
 from server.class_files import build_ahead_for
-from server.class_store import STARTS_PER_HOUR, class_store
-from server.client_address import address_of, trusted
+from server.class_store import class_store
+from server.client_address import client, trusted
 from server.lan import students_address
+from server.policy import POLICY
 from server.routes import CLASS_VERSION, PROCESS
 from ui.class_views import answers_description, answers_figure, join_code_svg
 from ui.controls import BY_KEY, INSTANT, ExplorerState, explorer_query
@@ -29,9 +32,12 @@ from ui.live_class import (
     close,
     explore_freely,
     follow_me,
+    lock,
     new_code,
     new_key,
     next_in_script,
+    recent,
+    remove_recent,
     reveal,
     script_position,
     show_me,
@@ -50,6 +56,8 @@ from .explorer import instant_explorer, reported_view
 from .tour_step import tour_step
 
 CODE, KEY = "class_code", "class_key"  # this session's class and the teacher's key (never in a student's page)
+PASSPHRASE = "class_passphrase"  # the passphrase field's value (cleared as soon as it is read)
+REMOVED = "class_removed"  # how many seats "remove the last minute's joins" removed, said once
 LED = "class_led"  # how many times the class's Explorer view was set here, not in the browser (show me)
 REPORTED = "class_reported"  # the view the teacher's browser last reported
 POLL_SECONDS = 1.0  # how often, on average, the page asks whether the class moved on (followed within 2 s)
@@ -61,10 +69,9 @@ follower = st.components.v2.component("blockstab.follow", js=FOLLOW_JS.read_text
 
 
 def client_address() -> str:
-    """The address the page's connection came from (the per-address limits), by the rule the app's routes
-    follow too (``server.client_address``), from the headers of the page's WebSocket; "unknown" when the session
-    has no address (AppTest gives a stand-in object)."""
-    return address_of(st.context.ip_address, st.context.headers.get_all, trusted())
+    """The computer the page's connection came from, as the per-address limits count it (its pseudonym), by the
+    rule the app's routes follow too (``server.client_address``), from the headers of the page's WebSocket."""
+    return client(st.context.ip_address, st.context.headers.get_all, trusted())
 
 
 def act(t: Text, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveClass | None:
@@ -114,8 +121,27 @@ def follow(c: LiveClass) -> None:
     follower(key="class_follower", data=data, on_moved_change=lambda: None)
 
 
+def proven(t: Text) -> bool:
+    """Whether this start may go on: no passphrase is set, or the one typed (then cleared from the page) is
+    it. A wrong one counts against the computer's tries an hour, and past them none is compared."""
+    if not passphrase.required():
+        return True
+    given, st.session_state[PASSPHRASE] = st.session_state.get(PASSPHRASE, ""), ""
+    tries = f"passphrase:{client_address()}"
+    if not class_store().allow(tries, POLICY["PASSPHRASE_TRIES_PER_HOUR"], 3600):
+        st.error(t("class.too_many_passphrases"), icon=":material/block:")
+        return False
+    if not passphrase.matches(given):
+        st.error(t("class.wrong_passphrase"), icon=":material/key_off:")
+        return False
+    class_store().refund(tries, 3600)
+    return True
+
+
 def start_class(t: Text) -> None:
-    if not class_store().allow(f"start:{client_address()}", STARTS_PER_HOUR, 3600):
+    if not proven(t):
+        return
+    if not class_store().allow(f"start:{client_address()}", POLICY["STARTS_PER_HOUR"], 3600):
         st.error(t("class.too_many_starts"), icon=":material/block:")
         return
     key = new_key()
@@ -179,14 +205,35 @@ def end_class(t: Text) -> None:
 
 
 def status(record: LiveClass, t: Text) -> None:
-    """How many students are in, and during a question how many answered (never what)."""
-    students = len(record.students)
-    line = t("class.one_student") if students == 1 else t("class.students", count=students)
+    """How many seats are taken (a room of 30 that shows 230 is seen), whether joining is locked, and during a
+    question how many answered (never what); the lock and the removal of the last minute's seats."""
+    seats = len(record.seats)
+    line = t("class.one_student") if seats == 1 else t("class.students", count=seats)
+    if record.locked:
+        line += " · " + t("class.locked_status")
     if record.activity == "question":
-        line += " · " + t("class.answered", answered=len(record.answers), students=students)
+        line += " · " + t("class.answered", answered=len(record.answers), students=seats)
     st.subheader(line)
-    if record.activity == "question" and record.refused:
-        st.warning(t("class.refused", count=record.refused), icon=":material/block:")
+    locking, removing, _ = st.columns([2, 3, 3])
+    locking.button(t("class.unlock" if record.locked else "class.lock"), key="class_lock", on_click=teach,
+                   args=(t, lock), kwargs={"locked": not record.locked}, use_container_width=True,
+                   icon=":material/lock_open:" if record.locked else ":material/lock:")
+    removing.button(t("class.remove_recent"), key="class_remove_recent", on_click=remove_last_minute, args=(t,),
+                    icon=":material/group_remove:", use_container_width=True)
+    if (removed := st.session_state.pop(REMOVED, None)) is not None:
+        st.info(t("class.removed", count=removed), icon=":material/group_remove:")
+
+
+def remove_last_minute(t: Text) -> None:
+    """The seats of the last minute removed (their answers too); how many, said on the page."""
+    now, gone = time.time(), []
+
+    def removed(c: LiveClass) -> LiveClass:
+        gone[:] = recent(c, now)
+        return remove_recent(c, now)
+
+    if teach(t, removed) is not None:
+        st.session_state[REMOVED] = len(gone)
 
 
 @st.fragment
@@ -284,7 +331,8 @@ def current_class(t: Text) -> LiveClass | None:
     """This session's class: taken over by a teacher's link, started from "For teachers", or kept from before
     (``None``, said in words, once it has ended)."""
     resume_from_link(t)
-    if st.session_state.pop("class_start_now", False) and st.session_state.get(CODE) is None:  # from For teachers
+    if st.session_state.pop("class_start_now", False) and st.session_state.get(CODE) is None \
+            and not passphrase.required():  # from For teachers (with a passphrase, it is asked for here first)
         start_class(t)
     code = st.session_state.get(CODE)
     record = class_store().read(code) if code else None
@@ -303,5 +351,8 @@ def invitation(t: Text) -> None:
     st.markdown(t("class.intro"))
     if not join_link("", t.lang)[1]:
         st.warning(t("class.local_only", command="bash scripts/start.sh --lan"), icon=":material/wifi_off:")
+    if passphrase.required():
+        st.text_input(t("class.passphrase"), type="password", key=PASSPHRASE, max_chars=200,
+                      autocomplete="current-password")
     st.button(t("class.start"), key="class_start", on_click=start_class, args=(t,), type="primary",
               icon=":material/co_present:")

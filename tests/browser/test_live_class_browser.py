@@ -42,10 +42,10 @@ def polled_quietly(page, polls: int = 3, most: int = 20) -> bool:
 
 def answered(choices: tuple[str, ...]):
     """A class of the first question, revealed, whose students answered ``choices``: what the server has."""
-    c = ask(start("ACDEFG", "k" * 32, "en"), 0)
+    c = ask(start("ACDEFGHJ", "k" * 32, "en"), 0)
     for n, choice in enumerate(choices):
         student = f"{n:016d}"
-        c = answer(join(c, student), student, f"10.0.0.{n}", choice)
+        c = answer(join(c, student, 0.0, 200), student, choice)
     return reveal(c)
 
 
@@ -158,10 +158,56 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         teacher.get_by_role("button", name=EN("class.end"), exact=False).click()
         teacher.get_by_role("button", name=EN("class.end_confirm")).click()
         for student, t in zip(students, (EN, ZH, EN), strict=True):
-            expect(student.locator("#activity")).to_have_text(t("class.ended"))
+            expect(student.locator("#activity")).to_have_text(t("class.not_seated"))
         for student in students:
             assert key not in student.content() and key not in student.url
         assert elsewhere == [] and errors == []
     finally:
         for context in phones:
+            context.close()
+
+
+def test_thirty_phones_behind_one_address_are_all_counted_and_a_lock_keeps_a_thirty_first_out(lan_server, new_page,
+                                                                                              browser):
+    """A class of 30 phones from one computer (one address, as a school's NAT shows them) with the default
+    settings: every one joins, answers and is counted; the teacher locks the class, and a 31st phone is told so
+    in its language while a seated phone that reloads stays in."""
+    base, _ = lan_server
+    teacher = new_page(1280, 720)
+    open_app(teacher, f"{base}/class?lang=en", charts=False)
+    teacher.get_by_role("button", name=EN("class.start")).click()
+    link = teacher.locator("code", has_text="/join?").inner_text()
+    link = link.replace(urlsplit(link).netloc, urlsplit(base).netloc)
+    contexts = [browser.new_context(viewport={"width": 390, "height": 844}, user_agent=PHONE_USER_AGENT,
+                                    is_mobile=True) for _ in range(30)]  # (each a phone: its own connections)
+    try:
+        phones = [context.new_page() for context in contexts]
+        for phone in phones:
+            phone.set_default_timeout(60_000)
+            phone.goto(link)
+        for phone in phones:
+            expect(phone.locator(ACTIVITY)).to_have_text(EN(f"tour.{TOUR[0].id}.title"))
+        teacher.get_by_text(EN("class.students", count=30)).wait_for()
+        teacher.get_by_text(EN("class.activity.question"), exact=True).click()
+        asked = QUESTIONS[0]
+        for n, phone in enumerate(phones):
+            phone.get_by_role("radio", name=EN(asked.choice_key(asked.choices[n % len(asked.choices)]))).check()
+        teacher.get_by_text(re.compile(re.escape(EN("class.answered", answered=30, students=30)))).wait_for()
+
+        teacher.get_by_role("button", name=EN("class.lock")).click()
+        teacher.get_by_text(EN("class.students", count=30) + " · " + EN("class.locked_status")).wait_for()
+        late = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN")
+        try:
+            refused = late.new_page()
+            refused.goto(link.replace("lang=en", "lang=zh"))
+            expect(refused.get_by_role("alert")).to_have_text(ZH("class.locked"))
+            assert axe_violations(refused) == []
+        finally:
+            late.close()
+        phones[0].reload()  # a seat that reloads after the lock stays in, its answer with it
+        expect(phones[0].get_by_role("radio", name=EN(asked.choice_key(asked.choices[0])))).to_be_checked()
+        teacher.get_by_text(re.compile(re.escape(EN("class.answered", answered=30, students=30)))).wait_for()
+        shot(teacher, "live-class-locked-thirty")
+    finally:
+        for context in contexts:
             context.close()

@@ -23,21 +23,25 @@ test("a page with no code asks for it; a code joins, then follows the tour", () 
   assert.deepEqual(showing(next(page, { type: "state", state: state({ version: 1, step: 3 }) })), { kind: "tour", step: 3 });
 });
 
-test("a refused join says why; a class that ended while joining is refused too", () => {
+test("a refused join says why; a join told to wait says why and stays joining; no seat ends the page", () => {
   const refused = next(start("ACDEFG"), { type: "refused", error: "This class is full." });
   assert.deepEqual(showing(refused), { kind: "refused" });
   assert.equal(refused.error, "This class is full.");
+  const waiting = next(start("ACDEFG"), { type: "waiting", error: "Too many wrong codes." });
+  assert.deepEqual(showing(waiting), { kind: "joining", error: "Too many wrong codes." });
+  const joined = next(waiting, { type: "joined", me: "m".repeat(16), state: state() });
+  assert.deepEqual([showing(joined), joined.error], [{ kind: "tour", step: 0 }, null]);
   const gone = next(start("ACDEFG"), { type: "state", state: null });
-  assert.deepEqual([showing(gone).kind, gone.error], ["refused", "class.ended"]);
+  assert.deepEqual(showing(gone), { kind: "ended" });
 });
 
 test("a question: the choice sent is the student's, kept until the next question, and shown when closed", () => {
   let page = run(start("ACDEFG"), { type: "joined", me: "m", state: state() },
     { type: "state", state: state({ version: 1, activity: "question", question: 2, asked: 1 }) });
   assert.deepEqual(showing(page), { kind: "question", question: 2, asked: 1, choice: null, version: 1 });
-  page = next(page, { type: "answered", asked: 1, choice: "hold", counted: true });
+  page = next(page, { type: "answered", asked: 1, choice: "hold" });
   assert.equal(mine(page), "hold");
-  page = next(page, { type: "answered", asked: 1, choice: "smarter", counted: true }); // changed
+  page = next(page, { type: "answered", asked: 1, choice: "smarter" }); // changed
   assert.equal(showing(page).choice, "smarter");
   page = next(page, { type: "state", state: state({ version: 2, activity: "question", question: 2, asked: 1,
     phase: "closed", mine: "smarter" }) });
@@ -49,10 +53,10 @@ test("a question: the choice sent is the student's, kept until the next question
   assert.deepEqual([page.sent, mine(page)], [null, null]); // a new question: nothing chosen yet
 });
 
-test("an answer not counted (too many from this computer) is kept as sent, with its refusal", () => {
+test("an answer refused later (the question closed) keeps the page following, the answer sent kept", () => {
   const page = run(start("ACDEFG"), { type: "joined", me: "m", state: state({ activity: "question", asked: 1 }) },
-    { type: "answered", asked: 1, choice: "hold", counted: false });
-  assert.deepEqual(page.sent, { asked: 1, choice: "hold", counted: false });
+    { type: "answered", asked: 1, choice: "hold" });
+  assert.deepEqual(page.sent, { asked: 1, choice: "hold" });
   assert.equal(showing(page).choice, "hold");
   assert.equal(next(page, { type: "refused", error: "The question is closed." }).phase, "following");
 });

@@ -20,7 +20,7 @@ from starlette.responses import PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
 from server.address_limits import TOO_MANY_REQUESTS, TOO_MANY_STREAMS, AddressLimits, language
-from server.client_address import UNKNOWN, Trust
+from server.client_address import UNKNOWN, Trust, pseudonym
 from server.routes import CLASS_VERSION
 from support import in_own_loop
 from testbed.local_server import streamlit_server
@@ -123,6 +123,13 @@ def test_each_address_has_its_own_bucket():
     assert statuses(app, "/join", 1, client="10.0.0.2") == [200]
 
 
+def test_an_ipv6_computer_is_its_64_however_many_addresses_it_takes_from_it():
+    app = limits(burst=2, rate=0.001)
+    assert statuses(app, "/join", 2, client="2001:db8:7:7::1") == [200, 200]
+    assert statuses(app, "/join", 1, client="2001:db8:7:7:abcd:ef01:2345:6789") == [429]
+    assert statuses(app, "/join", 1, client="2001:db8:7:8::1") == [200]  # another /64: another computer
+
+
 @pytest.mark.parametrize(("query", "accept", "lang"), [
     (b"lang=zh", "en-US,en;q=0.9", "zh"),
     (b"lang=en", "zh-CN,zh;q=0.9", "en"),
@@ -206,7 +213,7 @@ def test_a_streams_place_is_held_while_it_is_open_and_released_when_the_client_l
         return third, counted, await other, dict(app.open_streams)
 
     third, counted, other, after = in_own_loop(run())
-    assert counted == {"10.0.0.1": 2}
+    assert counted == {pseudonym("10.0.0.1"): 2}  # (the address's keyed hash: no address is kept)
     status, headers, body = third
     assert status == 429 and int(headers["retry-after"]) >= 1
     assert json.loads(body) == {"error": TOO_MANY_STREAMS, "message": Text("zh")(TOO_MANY_STREAMS)}
@@ -231,7 +238,7 @@ def test_a_streams_place_is_released_when_its_route_fails_or_the_server_cancels_
             await held
         return failed, open_, dict(app.open_streams)
 
-    assert in_own_loop(run()) == ({}, {"10.0.0.1": 1}, {})
+    assert in_own_loop(run()) == ({}, {pseudonym("10.0.0.1"): 1}, {})
     assert statuses(app, STREAM.format("END"), 1) == [200]
 
 
@@ -250,7 +257,8 @@ def test_forged_addresses_cost_a_bounded_table_and_idle_buckets_are_dropped():
     in_own_loop(run())
     assert len(app.requests.buckets) == 500
     clock.now += 2.0  # 20 tokens at 10 a second: all of them full again
-    assert statuses(app, "/join", 1, client="10.9.9.9") == [200] and list(app.requests.buckets) == ["10.9.9.9"]
+    assert statuses(app, "/join", 1, client="10.9.9.9") == [200] and list(app.requests.buckets) == [
+        pseudonym("10.9.9.9")]
 
 
 def test_a_bucket_in_use_is_kept_while_others_come_and_go():
@@ -286,7 +294,7 @@ def test_without_the_proxy_x_forwarded_for_is_ignored():
 def test_a_request_without_a_client_is_counted_as_unknown():
     app = limits(rate=0.001, burst=1)
     assert statuses(app, "/join", 2, client=None) == [200, 429]
-    assert list(app.requests.buckets) == [UNKNOWN]
+    assert list(app.requests.buckets) == [pseudonym(UNKNOWN)]
 
 
 # --- a real server ---------------------------------------------------------------------------------------

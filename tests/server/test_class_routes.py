@@ -7,6 +7,7 @@ a student is sent."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gzip
 import http.client
@@ -22,8 +23,11 @@ from urllib.parse import urlencode
 import pytest
 
 from server.class_store import RedisStore
-from support import ROOT
+from server.policy import POLICY
+from support import ROOT, in_own_loop
 from testbed.local_server import ServerFailed, redis_server, streamlit_server
+from testbed.phones import Phone, request
+from ui.controls import CODE_ALPHABET
 from ui.lessons import QUESTIONS
 from ui.live_class import ask, close, key_hash, new_code, new_key, new_student, reveal, show_step, start
 from ui.student_page import PLOTLY_BASIC
@@ -38,7 +42,7 @@ def cluster(tmp_path_factory):
     logs = tmp_path_factory.mktemp("class_routes")
     try:
         with redis_server(logs / "redis.log", ROOT) as url, contextlib.ExitStack() as servers:
-            env = {**os.environ, "BLOCKSTAB_CLASS_STORE": url}
+            env = {**os.environ, "BLOCKSTAB_CLASS_STORE": url, "BLOCKSTAB_ADDRESS_KEY": "k" * 32}
             bases = [servers.enter_context(streamlit_server("app.py", logs / f"server{n}.log", ROOT, env=env))[0]
                      for n in range(2)]
             yield RedisStore(url), [int(base.rsplit(":", 1)[1]) for base in bases]
@@ -169,9 +173,9 @@ def test_a_student_answers_once_however_often_it_is_sent_and_a_reload_keeps_it(c
         status, _, body = call(where, "POST", f"/api/class/{code}/answer", {"me": me, "asked": asked, "choice": choice})
         assert (status, json.loads(body)) == (200, {"counted": True})
     record = store.read(code)
-    assert len(record.answers) == 1 and record.refused == 0 and record.answers[me].choice == choice
+    assert record.answers == {me: choice}
     again, state = joined(other, code, me)  # the page reloaded with its link
-    assert again == me and state["mine"] == choice and len(store.read(code).students) == 1
+    assert again == me and state["mine"] == choice and len(store.read(code).seats) == 1
 
 
 BAD = [  # (method, path, body, status, the catalog's key)
@@ -181,17 +185,20 @@ BAD = [  # (method, path, body, status, the catalog's key)
     ("POST", "/api/class/{code}/join", (b"{}", "text/plain"), 415, "class.bad_request"),
     ("POST", "/api/class/{code}/join", (b"not json", "application/json"), 400, "class.bad_request"),
     ("POST", "/api/class/{code}/join", (b"[1, 2]", "application/json"), 400, "class.bad_request"),
-    ("POST", "/api/class/ACDEFG/join", {}, 404, "class.ended"),
+    ("POST", "/api/class/ACDEFGHJ/join", {}, 404, "class.ended"),
     ("GET", "/api/class/{code}/state?me=short", None, 400, "class.bad_link"),
     ("GET", "/api/class/{code}/events?me=", None, 400, "class.bad_link"),
     ("POST", "/api/class/{code}/answer", {"me": "{me}", "asked": "{asked}", "choice": "no such choice"}, 400,
      "class.bad_choice"),
     ("POST", "/api/class/{code}/answer", {"me": "{me}", "asked": 999, "choice": "hold"}, 409, "class.question_closed"),
     ("POST", "/api/class/{code}/answer", {"me": "{me}", "asked": "3", "choice": "hold"}, 400, "class.bad_request"),
-    ("POST", "/api/class/{code}/answer", {"me": "{stranger}", "asked": "{asked}", "choice": "hold"}, 403,
-     "class.not_joined"),
+    ("POST", "/api/class/{code}/answer", {"me": "{stranger}", "asked": "{asked}", "choice": "hold"}, 404,
+     "class.not_seated"),
+    ("POST", "/api/class/ACDEFGHJ/answer", {"me": "{stranger}", "asked": "{asked}", "choice": "hold"}, 404,
+     "class.not_seated"),  # (a live code and a wrong one alike: no route tells them apart without a seat)
     ("GET", "/api/class/{code}/reveal?me={me}", None, 409, "class.not_revealed"),
-    ("GET", "/api/class/{code}/reveal?me={stranger}", None, 403, "class.not_joined"),
+    ("GET", "/api/class/{code}/reveal?me={stranger}", None, 404, "class.not_seated"),
+    ("GET", "/api/class/ACDEFGHJ/reveal?me={stranger}", None, 404, "class.not_seated"),
 ]
 
 
@@ -269,10 +276,97 @@ def test_the_teachers_key_is_in_nothing_a_student_is_sent(cluster, a_class):
 
 def test_a_typed_code_is_read_as_typed_and_a_bad_one_is_said_in_the_pages_language(cluster):
     _, (port, _) = cluster
-    status, headers, _ = call(port, "GET", "/join?class=%20acd%20efg%20&lang=zh")
-    assert status == 303 and headers["Location"] == "/join?class=ACDEFG&lang=zh"
+    status, headers, _ = call(port, "GET", "/join?class=%20acde%20fghj%20&lang=zh")
+    assert status == 303 and headers["Location"] == "/join?class=ACDEFGHJ&lang=zh"
     status, _, body = call(port, "GET", "/join?class=0OI1L&lang=zh")
     assert status == 200 and ZH("class.bad_code") in body.decode() and 'name="class"' in body.decode()
     status, _, body = call(port, "GET", "/join", headers={"Accept-Language": "zh-CN,zh;q=0.9"})
     assert '<html lang="zh-Hans">' in body.decode() and EN("join.code") not in body.decode()
 
+
+
+# --- a school behind one address, and guessing --------------------------------------------------------------
+
+
+def test_two_hundred_phones_behind_one_address_join_follow_answer_and_see_the_reveal(cluster, a_class):
+    """A whole class from one school NAT address, on both processes, with the default settings: every phone
+    opens the page, takes a seat, holds its push stream, answers and reads the reveal; nothing is refused."""
+    store, ports = cluster
+    code, _ = a_class
+    school = _computer[0]
+    most = POLICY["STUDENTS_PER_CLASS"]
+
+    async def lesson() -> list[Phone]:
+        phones = [Phone(ports[n % 2], code, school) for n in range(most)]
+        joined = await asyncio.gather(*(phone.open() for phone in phones))
+        assert [answer.status for answer in joined] == [200] * most
+        for phone in phones:
+            phone.follow()
+        await asyncio.gather(*(phone.until(lambda s: s is not None) for phone in phones))
+        asked = store.update(code, lambda c: ask(c, 1))
+        await asyncio.gather(*(phone.until(lambda s: s["asked"] == asked.asked) for phone in phones))
+        choices = QUESTIONS[1].choices
+        said = await asyncio.gather(*(phone.answer(choices[n % len(choices)]) for n, phone in enumerate(phones)))
+        assert [answer.status for answer in said] == [200] * most
+        shown = store.update(code, reveal)
+        await asyncio.gather(*(phone.until(lambda s: s["version"] == shown.version) for phone in phones))
+        revealed = await asyncio.gather(*(phone.reveal() for phone in phones))
+        assert {answer.status for answer in revealed} == {200}
+        assert revealed[0].json()["description"].startswith(EN("class.describe", answered=most, students=most,
+                                                                choices="").rstrip(". "))
+        for phone in phones:
+            await phone.close()
+        return phones
+
+    phones = in_own_loop(lesson())
+    assert {status for phone in phones for status in phone.statuses} == {200}
+    record = store.read(code)
+    assert len(record.seats) == len(record.answers) == most  # each seat counted once, from one address
+
+
+def wrong_code(code: str) -> str:
+    """A well-formed code that is not ``code`` (and no live class in these tests)."""
+    return "".join(c for c in reversed(CODE_ALPHABET) if c not in code)[:len(code)]
+
+
+async def guesses(port: int, code: str, addresses: list[str]) -> list[int]:
+    """One join of ``code`` per address in ``addresses``, one after the other: their statuses."""
+    return [(await request(port, "POST", f"/api/class/{code}/join?lang=en", {}, forwarded=address)).status
+            for address in addresses]
+
+
+def test_wrong_codes_are_bounded_per_address_and_per_ipv6_64_and_then_no_code_is_looked_up(cluster, a_class):
+    """Past an address's wrong codes a minute (counted in Redis, whichever process answered), the right code is
+    refused too, in words; another address still joins. IPv6 addresses count by their /64."""
+    _, (port, other) = cluster
+    code, _ = a_class
+    most = POLICY["WRONG_CODES_PER_MINUTE"]
+    for guesser, same, elsewhere in (("198.51.100.7", "198.51.100.7", "198.51.100.8"),
+                                     ("2001:db8:1:2::a", "2001:db8:1:2:ffff::b", "2001:db8:1:3::a")):
+        tries = in_own_loop(guesses(port, wrong_code(code), [guesser] * (most // 2)))
+        tries += in_own_loop(guesses(other, wrong_code(code), [same] * (most - most // 2)))
+        assert tries == [404] * most
+        refused = in_own_loop(request(port, "POST", f"/api/class/{code}/join?lang=zh", {}, forwarded=same))
+        assert (refused.status, refused.json()["message"]) == (429, ZH("class.too_many_tries"))
+        assert refused.headers.get("cache-control") == "no-store"
+        assert in_own_loop(guesses(other, code, [elsewhere])) == [200]
+
+
+def test_the_servers_wrong_codes_are_bounded_across_its_processes_whatever_the_addresses(cluster, a_class):
+    """Thousands of addresses (an attacker's), each under its own bound, guessing on both processes: past the
+    server's wrong codes a minute no code is looked up for a new seat, from any address; a seat's phone still
+    reloads. (Last in the module: the server's bound then holds for the rest of its minute.)"""
+    store, ports = cluster
+    code, _ = a_class
+    seated, _ = joined(ports[0], code)
+    most, per_address = POLICY["SERVER_WRONG_CODES_PER_MINUTE"], POLICY["WRONG_CODES_PER_MINUTE"]
+    sent, statuses = 0, []
+    while 429 not in statuses and sent < 2 * most:  # (a minute's window may turn once meanwhile)
+        addresses = [f"203.0.{sent // 250}.{sent % 250}"] * (per_address - 1)
+        statuses = in_own_loop(guesses(ports[sent % 2], wrong_code(code), addresses))
+        sent += len(addresses)
+    assert 429 in statuses and sent <= 2 * most + per_address
+    refused = in_own_loop(request(ports[1], "POST", f"/api/class/{code}/join?lang=en", {}, forwarded="192.0.2.1"))
+    assert (refused.status, refused.json()["message"]) == (429, EN("class.server_too_many_tries"))
+    assert joined(ports[1], code, seated)[0] == seated
+    assert list(store.read(code).seats) == [seated]

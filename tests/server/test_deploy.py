@@ -29,7 +29,9 @@ def test_each_resource_is_valid_kubernetes(doc):
 def test_the_manifest_carries_the_tested_clusters_settings():
     app = BY_NAME["Deployment", "blockstab"]["spec"]
     (container,) = app["template"]["spec"]["containers"]
-    env = {e["name"]: e["value"] for e in container["env"]}
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    secrets = {e["name"]: e["valueFrom"]["secretKeyRef"]["name"] for e in container["env"] if "valueFrom" in e}
+    assert secrets == {"BLOCKSTAB_ADDRESS_KEY": "blockstab", "BLOCKSTAB_TEACHER_PASSPHRASE": "blockstab"}
     assert app["replicas"] >= 2 and container["command"][1:3] == ["-m", "server"]
     redis = BY_NAME["Service", "blockstab-redis"]["spec"]["ports"][0]["port"]
     assert env["BLOCKSTAB_CLASS_STORE"] == f"redis://blockstab-redis:{redis}/0" and env["BLOCKSTAB_BEHIND_PROXY"]
@@ -62,7 +64,9 @@ def test_the_deployment_runs_the_image_as_scripts_image_sh_checks_it():
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert [m["name"] for m in container["volumeMounts"] if m["mountPath"] == "/tmp"] == ["tmp"]
     assert "emptyDir" in volumes["tmp"]
-    env = {e["name"]: e["value"] for e in container["env"]}
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    secrets = {e["name"]: e["valueFrom"]["secretKeyRef"]["name"] for e in container["env"] if "valueFrom" in e}
+    assert secrets == {"BLOCKSTAB_ADDRESS_KEY": "blockstab", "BLOCKSTAB_TEACHER_PASSPHRASE": "blockstab"}
     assert container["ports"][0]["containerPort"] == int(env["PORT"])
     ingress = BY_NAME["Ingress", "blockstab"]["spec"]
     (tls,) = ingress["tls"]

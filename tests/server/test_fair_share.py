@@ -6,7 +6,8 @@ import asyncio
 import time
 from pathlib import Path
 
-from server.fair_share import RERUN_BURST, SHARED_RERUNS_PER_SECOND, InboundLimit, Lane, RerunGate, TokenBucket
+from server.fair_share import InboundLimit, Lane, RerunGate, TokenBucket
+from server.policy import POLICY
 from support import in_own_loop
 from testbed.local_server import streamlit_server
 from testbed.protocol_client import ProtocolSession
@@ -118,7 +119,7 @@ async def flood_then_settle(port: int, timeout: float = 120.0) -> dict:
     while shows(flooder) != expected and time.monotonic() - start < timeout:
         await asyncio.sleep(0.1)
     seconds = time.monotonic() - start
-    await asyncio.sleep(2.0 / SHARED_RERUNS_PER_SECOND)
+    await asyncio.sleep(2.0 / POLICY["SHARED_RERUNS_PER_SECOND"])
     result = {"seconds": seconds, "toggles": len(toggles), "last_applied": shows(flooder) == expected}
     for session in (flooder, student, reference):
         await session.close()
@@ -127,7 +128,7 @@ async def flood_then_settle(port: int, timeout: float = 120.0) -> dict:
 
 def test_a_session_flooding_reruns_gets_a_few_runs_and_its_last_state(tmp_path):
     """Main at f94539a started a script run (a thread) for nearly every request of the flood: 307
-    runs in all. The served app runs the burst, then about SHARED_RERUNS_PER_SECOND, and the session
+    runs in all. The served app runs the burst, then about POLICY["SHARED_RERUNS_PER_SECOND"], and the session
     shows the state of its last request; the other session's toggles all finish meanwhile. Runs are
     counted in the server's debug log, one line per run started."""
     log = tmp_path / "server.log"
@@ -137,4 +138,5 @@ def test_a_session_flooding_reruns_gets_a_few_runs_and_its_last_state(tmp_path):
     runs = log.read_text(errors="replace").count("Beginning script thread")
     others = 3 + 1 + 3  # three sessions' first runs, the reference's rerun and the student's toggles
     assert result["last_applied"] and result["toggles"] == 3
-    assert runs <= others + RERUN_BURST + SHARED_RERUNS_PER_SECOND * result["seconds"] + 2, (runs, result)
+    shared = POLICY["SHARED_RERUNS_PER_SECOND"] * result["seconds"]
+    assert runs <= others + POLICY["RERUN_BURST"] + shared + 2, (runs, result)

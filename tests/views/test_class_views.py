@@ -21,11 +21,11 @@ def revealed(question: int, picks: list[int], students: int):
     tokens = [new_student() for _ in range(students)]
     c = start(new_code(), new_key(), "en")
     for token in tokens:
-        c = join(c, token)
+        c = join(c, token, 0.0, 200)
     c = ask(c, question)
     choices = QUESTIONS[question].choices
-    for n, (token, pick) in enumerate(zip(tokens, picks, strict=False)):
-        c = answer(c, token, f"10.0.0.{n}", choices[pick])
+    for token, pick in zip(tokens, picks, strict=False):
+        c = answer(c, token, choices[pick])
     return reveal(c)
 
 

@@ -13,6 +13,7 @@ from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 from ui.live_class import (
     CODE_ALPHABET,
     CODE_LENGTH,
+    RECENT_SECONDS,
     LiveClass,
     Refused,
     answer,
@@ -25,10 +26,13 @@ from ui.live_class import (
     follow_me,
     from_json,
     join,
+    lock,
     new_code,
     new_key,
     new_student,
     next_in_script,
+    recent,
+    remove_recent,
     reveal,
     script_position,
     show_me,
@@ -42,14 +46,15 @@ from ui.live_class import (
 from ui.text import Text
 
 STUDENTS = [new_student() for _ in range(8)]
-ADDRESSES = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
+NOW = 1_800_000_000.0  # the server's clock when the class below was joined
+MOST = 200
 
 
 def a_class() -> LiveClass:
-    """A class every student of :data:`STUDENTS` joined, on the first question."""
+    """A class every student of :data:`STUDENTS` joined a second apart, on the first question."""
     c = start(new_code(), new_key(), "en")
-    for student in STUDENTS:
-        c = join(c, student)
+    for i, student in enumerate(STUDENTS):
+        c = join(c, student, NOW + i, MOST)
     return ask(c, 0)
 
 
@@ -70,14 +75,42 @@ def test_only_the_teachers_key_controls_and_the_key_itself_is_not_kept():
     assert key not in str(as_json(c))
 
 
-def test_a_student_joins_once_and_a_full_class_or_a_bad_token_is_refused():
+def test_a_phone_takes_one_seat_and_a_full_class_or_a_bad_token_is_refused():
     c = start(new_code(), new_key(), "en")
-    c = join(join(c, STUDENTS[0]), STUDENTS[0])
-    assert c.students == {STUDENTS[0]}
+    c = join(join(c, STUDENTS[0], NOW, MOST), STUDENTS[0], NOW + 5, MOST)
+    assert c.seats == {STUDENTS[0]: NOW}  # joining again (a reload) keeps the seat as it was
     for token, most, key in (("<script>x</script>", 10, "class.bad_link"), (STUDENTS[1], 1, "class.full")):
         with pytest.raises(Refused) as refused:
-            join(c, token, most=most)
+            join(c, token, NOW, most)
         assert refused.value.key == key
+
+
+def test_a_locked_class_takes_no_new_seat_but_keeps_its_own_and_opens_again():
+    c = lock(a_class())
+    assert c.locked and c.version == a_class().version  # no student's page moves
+    with pytest.raises(Refused) as refused:
+        join(c, new_student(), NOW + 60, MOST)
+    assert refused.value.key == "class.locked"
+    assert join(c, STUDENTS[3], NOW + 60, MOST) == c  # a seat's phone that reloads stays in
+    assert answer(c, STUDENTS[3], QUESTIONS[0].answer).answers == {STUDENTS[3]: QUESTIONS[0].answer}
+    newcomer = new_student()
+    assert newcomer in join(lock(c, False), newcomer, NOW + 60, MOST).seats
+
+
+def test_removing_the_recent_joins_removes_those_seats_and_their_answers_only():
+    c = a_class()
+    for student in STUDENTS:
+        c = answer(c, student, QUESTIONS[0].answer)
+    now = NOW + 3 + RECENT_SECONDS  # STUDENTS[3:] joined within the last RECENT_SECONDS, the first three before
+    assert recent(c, now) == STUDENTS[3:]
+    kept = remove_recent(c, now)
+    assert set(kept.seats) == set(STUDENTS[:3]) and set(kept.answers) == set(STUDENTS[:3])
+    assert kept.version == c.version + 1  # the removed seats' pages follow, to "not in the class"
+    assert student_state(kept, STUDENTS[5]) is None and student_state(kept, STUDENTS[0])["mine"] is not None
+    assert remove_recent(kept, now) == kept  # nothing recent: nothing changes
+    with pytest.raises(Refused):
+        answer(kept, STUDENTS[5], QUESTIONS[0].answer)
+    assert STUDENTS[5] in join(kept, STUDENTS[5], now, MOST).seats  # the phone may join again (unless locked)
 
 
 def test_every_step_the_teacher_leads_is_a_new_version_students_follow():
@@ -91,15 +124,15 @@ def test_every_step_the_teacher_leads_is_a_new_version_students_follow():
 
 
 def test_a_question_asked_again_is_a_new_question_with_no_answers():
-    c = answer(a_class(), STUDENTS[0], ADDRESSES[0], QUESTIONS[0].answer)
+    c = answer(a_class(), STUDENTS[0], QUESTIONS[0].answer)
     again = ask(reveal(c), 0)
     assert again.asked == again.version > c.asked and again.answers == {} and again.phase == "open"
 
 
 def test_an_answer_changes_no_version_and_a_new_choice_replaces_the_old():
     c = a_class()
-    c1 = answer(c, STUDENTS[0], ADDRESSES[0], QUESTIONS[0].choices[0])
-    c2 = answer(c1, STUDENTS[0], ADDRESSES[1], QUESTIONS[0].choices[1])
+    c1 = answer(c, STUDENTS[0], QUESTIONS[0].choices[0])
+    c2 = answer(c1, STUDENTS[0], QUESTIONS[0].choices[1])
     assert c2.version == c.version
     assert counts(c2) == {choice: int(i == 1) for i, choice in enumerate(QUESTIONS[0].choices)}
 
@@ -111,31 +144,32 @@ def test_the_teachers_page_changes_with_every_count_a_students_state_with_the_ve
     assert student_state(c, stranger) is None  # not in the class: nothing of it
     seen = teacher_view(c, teacher)
     before = student_state(c, student)
-    for change in (lambda c: join(c, stranger), lambda c: answer(c, other, ADDRESSES[0], QUESTIONS[0].answer),
-                   lambda c: answer(c, STUDENTS[2], ADDRESSES[0], QUESTIONS[0].answer, per_address=1)):
+    for change in (lambda c: join(c, stranger, NOW, MOST), lambda c: answer(c, other, QUESTIONS[0].answer),
+                   lambda c: answer(c, STUDENTS[2], QUESTIONS[0].answer), lock):
         c = change(c)
         assert student_state(c, student) == before  # another's join or answer: no student's page moves
         assert teacher_view(c, teacher) != seen
         seen = teacher_view(c, teacher)
-    c = answer(c, student, ADDRESSES[1], QUESTIONS[0].choices[0])
+    c = answer(c, student, QUESTIONS[0].choices[0])
     assert student_state(c, student) == {**before, "mine": QUESTIONS[0].choices[0]}  # their own answer
     c = close(c)
     assert student_state(c, student)["phase"] == "closed" and student_state(c, student)["version"] == c.version
     assert teacher not in str(teacher_view(c, teacher)) and c.teacher.startswith(teacher)  # a prefix of the key's hash
 
 
-def test_answers_per_address_are_limited_and_the_refused_are_counted():
+def test_every_seat_counts_once_whatever_its_address():
     c = a_class()
-    for student in STUDENTS[:5]:
-        c = answer(c, student, ADDRESSES[0], QUESTIONS[0].answer, per_address=2)
-    assert sum(counts(c).values()) == 2 and c.refused == 3
-    assert set(c.answers) == set(STUDENTS[:2])
+    for student in [*STUDENTS, *STUDENTS[:4]]:  # (one NAT address for all: no address is kept)
+        c = answer(c, student, QUESTIONS[0].answer)
+    assert sum(counts(c).values()) == len(STUDENTS) == len(c.answers)
+    assert "address" not in str(as_json(c))
 
 
 @pytest.mark.parametrize(("change", "key"), [
-    (lambda c: answer(c, new_student(), ADDRESSES[0], QUESTIONS[0].answer), "class.not_joined"),
-    (lambda c: answer(close(c), STUDENTS[0], ADDRESSES[0], QUESTIONS[0].answer), "class.question_closed"),
-    (lambda c: answer(c, STUDENTS[0], ADDRESSES[0], "<b>"), "class.bad_choice"),
+    (lambda c: answer(c, new_student(), QUESTIONS[0].answer), "class.not_seated"),
+    (lambda c: answer(close(c), STUDENTS[0], QUESTIONS[0].answer), "class.question_closed"),
+    (lambda c: answer(c, STUDENTS[0], "<b>"), "class.bad_choice"),
+    (lambda c: join(lock(c), new_student(), NOW, MOST), "class.locked"),
     (lambda c: show_step(c, len(TOUR)), "class.bad_step"),
     (lambda c: ask(c, -1), "class.bad_question"),
     (show_me, "class.not_revealed"),
@@ -172,34 +206,48 @@ def test_every_refusal_has_its_message_in_both_languages():
 
 
 def test_the_record_survives_its_json():
-    c = answer(a_class(), STUDENTS[0], ADDRESSES[0], QUESTIONS[0].answer)
+    c = lock(answer(a_class(), STUDENTS[0], QUESTIONS[0].answer))
     assert from_json(as_json(c)) == c
 
 
 class AnyOrder(RuleBasedStateMachine):
-    """Teacher and students acting in any order: the counts are always the distinct students that
-    answered the current question, never above the class, at most ``per_address`` from an address."""
+    """Teacher and phones acting in any order: the counts are always the distinct seats that answered the
+    current question, never above the class's seats; a locked class gains no seat."""
 
     def __init__(self):
         super().__init__()
         self.c = start(new_code(), new_key(), "en")
+        self.now = NOW
 
-    @rule(student=st.sampled_from(STUDENTS))
-    def joins(self, student):
+    @rule(student=st.sampled_from(STUDENTS), later=st.floats(0, 90))
+    def joins(self, student, later):
+        self.now += later
+        before = self.c
         try:
-            self.c = join(self.c, student, most=6)
+            self.c = join(self.c, student, self.now, 6)
         except Refused as refused:
-            assert refused.key == "class.full" and len(self.c.students) == 6
+            assert (refused.key, len(self.c.seats)) == ("class.full", 6) or (refused.key, self.c.locked) == (
+                "class.locked", True)
+        assert set(self.c.seats) == set(before.seats) or not before.locked and student not in before.seats
 
-    @rule(answers=st.lists(st.tuples(st.sampled_from(STUDENTS), st.sampled_from(ADDRESSES), st.integers(0, 2)),
-                           max_size=12))
+    @rule(answers=st.lists(st.tuples(st.sampled_from(STUDENTS), st.integers(0, 2)), max_size=12))
     def answers(self, answers):  # several at a time, as a class answers in a burst
         choices = QUESTIONS[self.c.question].choices
-        for student, address, pick in answers:
+        for student, pick in answers:
             try:
-                self.c = answer(self.c, student, address, choices[pick % len(choices)], per_address=2)
+                self.c = answer(self.c, student, choices[pick % len(choices)])
             except Refused as refused:
-                assert refused.key in ("class.not_joined", "class.question_closed")
+                assert refused.key in ("class.not_seated", "class.question_closed")
+
+    @rule(locked=st.booleans())
+    def locks(self, locked):
+        self.c = lock(self.c, locked)
+
+    @rule()
+    def removes_the_recent(self):
+        before, self.c = self.c, remove_recent(self.c, self.now)
+        assert all(self.now - joined > RECENT_SECONDS for joined in self.c.seats.values())
+        assert {s: t for s, t in before.seats.items() if self.now - t > RECENT_SECONDS} == self.c.seats
 
     @rule(question=st.integers(0, len(QUESTIONS) - 1))
     def asks(self, question):
@@ -214,13 +262,11 @@ class AnyOrder(RuleBasedStateMachine):
         self.c = reveal(self.c)
 
     @invariant()
-    def counts_are_the_distinct_students_that_answered(self):
+    def counts_are_the_distinct_seats_that_answered(self):
         tally = counts(self.c)
-        assert sum(tally.values()) == len(self.c.answers) <= len(self.c.students)
-        assert set(self.c.answers) <= self.c.students
-        assert all(n >= 0 for n in tally.values()) and self.c.refused >= 0
-        for address in ADDRESSES:
-            assert sum(a.address == address for a in self.c.answers.values()) <= 2
+        assert sum(tally.values()) == len(self.c.answers) <= len(self.c.seats) <= 6
+        assert set(self.c.answers) <= set(self.c.seats)
+        assert all(n >= 0 for n in tally.values())
 
 
 TestAnyOrder = AnyOrder.TestCase

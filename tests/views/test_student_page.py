@@ -19,7 +19,7 @@ from ui.class_views import answers_description, answers_figure
 from ui.instant import EXPLORER
 from ui.instant import MODULES as EXPLORER_MODULES
 from ui.lessons import QUESTIONS, TOUR
-from ui.live_class import Answer, ask, join, reveal, start
+from ui.live_class import answer, ask, join, reveal, start
 from ui.student_page import (
     LOOKS,
     MODULES,
@@ -39,13 +39,13 @@ from ui.text import LANG_TAGS, LANGUAGES, Text
 from ui.views import FIGURES, explore, figure_state
 from ui.views.describe import DESCRIPTIONS
 
-CODE, ME = "ACDEFG", "m" * 16
+CODE, ME = "ACDEFGHJ", "m" * 16
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_page_declares_its_language_and_carries_its_words_in_both(lang):
     t = Text(lang)
-    made = page(t, CODE, True, "/files/", "/api/class/ACDEFG/")
+    made = page(t, CODE, True, "/files/", "/api/class/ACDEFGHJ/")
     assert f'<html lang="{LANG_TAGS[lang]}">' in made and f"<h1>{t('join.title')}</h1>" in made
     data = json.loads(re.search(r'<script type="application/json" id="student-data">(.*)</script>', made)[1])
     assert data["code"] == CODE and data["look"] == "phone" and data["lang"] == lang
@@ -100,12 +100,11 @@ def test_the_reveal_is_the_teachers_chart_its_words_and_each_students_own_outcom
     t = Text(lang)
     c = start(CODE, "k" * 32, lang)
     for student in ("a" * 16, "b" * 16, "c" * 16):
-        c = join(c, student)
+        c = join(c, student, 0.0, 200)
     c = ask(c, 0)
     question = QUESTIONS[0]
     wrong = next(choice for choice in question.choices if choice != question.answer)
-    c = reveal(c.__class__(**{**c.__dict__, "answers": {"a" * 16: Answer(question.answer, "x"),
-                                                        "b" * 16: Answer(wrong, "y")}}))
+    c = reveal(answer(answer(c, "a" * 16, question.answer), "b" * 16, wrong))
     made = json.loads(json.dumps(reveal_file(c, t)))
     assert made["figure"]["data"][0]["x"] == list(answers_figure(c, t).data[0].x)
     assert made["description"] == answers_description(c, t) and made["answer"] == question.answer

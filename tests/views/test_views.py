@@ -423,7 +423,7 @@ def _example(control) -> str:
     if control.kind == "text":
         return "回滚 🚀 deploy"
     if control.kind == "pattern":
-        return {"class": "AC3479", "me": "A-b_" * 4, "key": "x9_-" * 8}[control.key]
+        return {"class": "AC3479XY", "me": "A-b_" * 4, "key": "x9_-" * 8}[control.key]
     raise AssertionError(f"a new kind of control, {control.kind!r}: add it to _example and _oracle")
 
 

@@ -8,22 +8,24 @@ export function start(code) {
   return { phase: code ? "joining" : "no_code", me: null, state: null, sent: null, error: null, failures: 0 };
 }
 
-// ``page`` after ``event``: joined (``me``, ``state``), state (the class's state for this student, null once
-// ended), refused (a catalog key: joining or an answer refused), answered (what the server said of an answer
-// sent: ``asked``, ``choice``, ``counted``), lost (a request or the push failed).
+// ``page`` after ``event``: joined (``me``, ``state``), state (the class's state for this seat, null once it
+// has none: the class ended, or the teacher removed it), refused (the server's words: joining or an answer
+// refused), waiting (joining refused for now, ``error`` its words: the page tries again), answered (an answer
+// the server took: ``asked``, ``choice``), lost (a request or the push failed).
 export function next(page, event) {
   switch (event.type) {
     case "joined":
       return { ...page, phase: "following", me: event.me, state: event.state, error: null, failures: 0 };
     case "state":
-      if (event.state === null) return { ...page, phase: page.phase === "joining" ? "refused" : "ended", state: null,
-        error: page.phase === "joining" ? "class.ended" : null, failures: 0 };
+      if (event.state === null) return { ...page, phase: "ended", state: null, error: null, failures: 0 };
       return { ...page, phase: "following", state: event.state, failures: 0,
         sent: page.sent && page.sent.asked === event.state.asked ? page.sent : null };
     case "refused":
       return { ...page, phase: page.phase === "joining" ? "refused" : page.phase, error: event.error, failures: 0 };
+    case "waiting":
+      return { ...page, error: event.error };
     case "answered":
-      return { ...page, sent: { asked: event.asked, choice: event.choice, counted: event.counted }, error: null };
+      return { ...page, sent: { asked: event.asked, choice: event.choice }, error: null };
     case "lost":
       return { ...page, failures: page.failures + 1 };
     default:
@@ -43,9 +45,11 @@ export function mine(page) {
   return page.sent && page.state && page.sent.asked === page.state.asked ? page.sent.choice : page.state?.mine ?? null;
 }
 
-// What the page shows: {kind} of no_code, joining, refused, ended, tour (``step``), question, closed, revealed
-// (``question``, ``asked``, ``choice``: the student's), or explorer (``free``: the student's own switches).
+// What the page shows: {kind} of no_code, joining (``error``: why it waits, if it does), refused, ended, tour
+// (``step``), question, closed, revealed (``question``, ``asked``, ``choice``: the student's), or explorer
+// (``free``: the student's own switches).
 export function showing(page) {
+  if (page.phase === "joining" && page.error) return { kind: "joining", error: page.error };
   if (page.phase !== "following") return { kind: page.phase };
   const s = page.state;
   if (!s.following) return { kind: "explorer", free: true, scenario: s.scenario };

@@ -38,12 +38,14 @@ function file(name) {
   return files.get(url);
 }
 
-// A call to the class's routes: [ok, its JSON] ({error, message} when refused).
+// A call to the class's routes: [ok, its JSON ({error, message} when refused), seconds to wait before asking
+// again when it was "too many" (429), else null].
 async function call(path, body) {
   const query = `${path.includes("?") ? "&" : "?"}lang=${lang}`;
   const response = await fetch(`${data.api}${path}${query}`, body === undefined ? { cache: "no-store" }
     : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-  return [response.ok, await response.json()];
+  const wait = response.status === 429 ? Number(response.headers.get("Retry-After")) || 60 : null;
+  return [response.ok, await response.json(), wait];
 }
 
 function problem(message) {
@@ -62,7 +64,11 @@ function moved(event) {
 async function join() {
   const me = new URL(location.href).searchParams.get("me");
   try {
-    const [ok, answer] = await call("join", me ? { me } : {});
+    const [ok, answer, wait] = await call("join", me ? { me } : {});
+    if (wait !== null) { // too many tries for now (not this phone's fault): it tries again by itself
+      moved({ type: "waiting", error: answer.message });
+      return setTimeout(join, wait * 1000 * (1 + Math.random() / 2));
+    }
     if (!ok) return moved({ type: "refused", error: answer.message });
     const url = new URL(location.href);
     url.searchParams.set("me", answer.me); // a reload keeps this student, and its one answer
@@ -98,7 +104,7 @@ async function poll() {
 async function answer(asked, choice) {
   try {
     const [ok, said] = await call("answer", { me: page.me, asked, choice });
-    moved(ok ? { type: "answered", asked, choice, counted: said.counted } : { type: "refused", error: said.message });
+    moved(ok ? { type: "answered", asked, choice } : { type: "refused", error: said.message });
   } catch {
     moved({ type: "lost" });
   }
@@ -137,11 +143,8 @@ async function tour(view) {
 // keeps its keyboard focus as its student answers.
 async function question(view, here) {
   const asked = (await file(`questions-${lang}.json`))[view.question];
-  const refused = page.sent?.asked === view.asked && !page.sent.counted;
   if (here && view.kind === "question") {
     for (const radio of activity.querySelectorAll("input[type=radio]")) radio.checked = radio.value === view.choice;
-    activity.querySelector(".problem")?.remove();
-    if (refused) activity.append(problem(word("class.answer_refused")));
     return asked.title;
   }
   const parts = [markup("h2", {}, escape(asked.title)), markup("div", { class: "text" }, asked.prompt)];
@@ -156,7 +159,6 @@ async function question(view, here) {
       group.append(label);
     }
     parts.push(group, markup("p", { class: "caption" }, word("join.open")));
-    if (refused) parts.push(problem(word("class.answer_refused")));
   } else if (view.choice) {
     parts.push(markup("p", {}, word("join.you_chose", { choice: Object.fromEntries(asked.choices)[view.choice] })));
   }
@@ -197,7 +199,7 @@ async function explorer(view, here) {
 }
 
 const DRAW = { tour, question, closed: question, revealed: question, explorer };
-const SAID = { ended: "class.ended", joining: "join.joining" };
+const SAID = { ended: "class.not_seated", joining: "join.joining" };
 
 // Whether the activity area, showing ``before``, can take ``after`` in place: the same question still open,
 // or the Explorer in the same mode (the language unchanged).
@@ -223,7 +225,8 @@ function render() {
     } else if (view.kind === "refused") {
       activity.replaceChildren(problem(page.error));
     } else if (SAID[view.kind]) {
-      activity.replaceChildren(markup("p", { class: "note" }, word(SAID[view.kind])));
+      activity.replaceChildren(...(view.error ? [problem(view.error)] : []),
+        markup("p", { class: "note" }, word(SAID[view.kind])));
       title = view.kind === "ended" ? activity.textContent : null;
     }
     if (title && isNew(before?.view, view)) announced.textContent = title; // the live region: what is new
