@@ -106,6 +106,7 @@ class Cluster:
     haproxy_pid: int = 0
     redis_pid: int = 0
     tls: ssl.SSLContext | None = None  # HTTPS on the port (--tls), its certificate trusted by this context
+    plain_port: int | None = None  # with ``plain_beside``: a second HAProxy, plain HTTP, before the same replicas
 
     @property
     def base(self) -> str:
@@ -120,10 +121,12 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def cluster(replicas: int, logs: Path, name: str, tls: bool = False):
+def cluster(replicas: int, logs: Path, name: str, tls: bool = False, plain_beside: bool = False):
     """``scripts/serve_cluster.sh --replicas N`` on a free port, with :data:`SETTINGS` (and ``tls``: ``--tls``
     with a self-signed certificate made in ``logs``); its logs are copied to ``logs`` before it is stopped
-    (SIGTERM), as the script removes them."""
+    (SIGTERM), as the script removes them. ``plain_beside`` (with ``tls``): a second HAProxy from the script's
+    own configuration, without the certificate, before the same replicas (a class split between HTTPS and
+    plain HTTP then meets every lead on both at once)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("BLOCKSTAB_")} | SETTINGS
     pem = local_server.self_signed_pem(Path(tempfile.mkdtemp(prefix=f"{name}-tls-", dir=logs))) if tls else None
@@ -147,9 +150,24 @@ def cluster(replicas: int, logs: Path, name: str, tls: bool = False):
         raise RuntimeError(f"the cluster did not start: {(logs / f'{name}-serve_cluster.log').read_text()[-2000:]}")
     running = Cluster(port, found["replicas"], f"redis://127.0.0.1:{found['redis_port']}/0", found["run"], process,
                       found["haproxy_pid"], found["redis_pid"], ssl.create_default_context(cafile=pem) if pem else None)
+    beside = None
     try:
+        if plain_beside:
+            running.plain_port = free_port()
+            plain_env = env | {"BLOCKSTAB_BIND": f"127.0.0.1:{running.plain_port}"}
+            with open(logs / f"{name}-plain-haproxy.log", "w") as log:
+                beside = subprocess.Popen(["haproxy", "-db", "-f", str(running.run / "haproxy.cfg")], env=plain_env,
+                                          stdout=log, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + 30
+            while not local_server.healthy(f"http://127.0.0.1:{running.plain_port}/_stcore/health"):
+                if beside.poll() is not None or time.monotonic() > deadline:
+                    said = (logs / f"{name}-plain-haproxy.log").read_text()
+                    raise RuntimeError(f"the plain HAProxy did not start: {said}")
+                time.sleep(0.1)
         yield running
     finally:
+        if beside is not None:
+            local_server.stop(beside, grace=10)
         for path in running.run.glob("*.log"):
             with contextlib.suppress(OSError):
                 shutil.copy(path, logs / f"{name}-{path.name}")

@@ -66,7 +66,10 @@ teacher leads ``--steps`` tour steps (1.), and HAProxy's CPU seconds (/proc) are
 with ``--tls`` and a self-signed certificate made by ``openssl`` (testbed.local_server.self_signed_pem), the scripted
 students and the teacher speaking HTTPS to it (HTTP/1.1, trusting that certificate), the Chromium pages too (HTTP/2,
 certificate errors ignored). Compared before the kill: every lead's time from the click to each student (median, p95;
-target: HTTPS <= 1.2x plain) and HAProxy's CPU seconds while the class joined (``--join-every 0.3``: in a minute).
+target: HTTPS <= 1.2x plain) and HAProxy's CPU seconds while the class joined (``--join-every 0.3``: in a minute);
+``--pairs N`` repeats the two. ``--tls-split``: one class, every other scripted student through the HTTPS HAProxy
+and the rest through a plain one before the same replicas, each lead compared at both kinds at once (run to run,
+the back-to-back pairs differed more than TLS could add; docs/benchmarks-rounds.md, round 40b).
 """
 
 from __future__ import annotations
@@ -105,7 +108,7 @@ from testbed.protocol_client import FINISHED_OK, ProtocolSession, widget_key
 from ui.bundle import range_first, range_part
 from ui.class_views import answers_description
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
-from ui.live_class import Answer, LiveClass, ask, counts, join, reveal, show_me, start, student_state
+from ui.live_class import LiveClass, ask, counts, join, reveal, show_me, start, student_state
 from ui.student_page import questions_file
 from ui.text import Text
 
@@ -317,7 +320,7 @@ def revealed(question: int) -> Shown:
 
 def explorer_view(question: int) -> dict:
     """The view a student's state holds after the question's "show me" (ui.live_class, on a class of one)."""
-    c = join(start("AAAAAA", "k" * 32, "en"), "me" * 8)
+    c = join(start("AAAAAAAA", "k" * 32, "en"), "me" * 8, 0.0, 200)
     return student_state(show_me(reveal(ask(c, question))), "me" * 8)["view"]
 
 
@@ -616,7 +619,6 @@ def template(key: str, *fields: str) -> re.Pattern:
 
 
 ANSWERED = template("class.answered", "answered", "students")
-REFUSED = template("class.refused", "count")
 
 
 def status_line(students: int, answered: int | None = None) -> str:
@@ -694,8 +696,7 @@ class Teacher(ProtocolSession):
     def status(self) -> tuple[int, int] | None:
         """(answered, refused) as the status says them during a question."""
         answered = next((m for b in self.texts("heading") if (m := ANSWERED.search(b))), None)
-        refused = next((m for b in self.texts("alert") if (m := REFUSED.search(b))), None)
-        return None if answered is None else (int(answered.group(1)), int(refused.group(1)) if refused else 0)
+        return None if answered is None else (int(answered.group(1)), 0)  # (no answer is refused: seats count)
 
     def problems(self) -> Counter:
         closed = self.ws.close_code is not None
@@ -776,11 +777,15 @@ def problems(students: list) -> Counter:
 
 
 async def join_students(browser, base: str, port: int, code: str, numbers: range, chromium: int,
-                        every: float, tls: ssl.SSLContext | None = None) -> list:
+                        every: float, tls: ssl.SSLContext | None = None, plain_port: int | None = None) -> list:
     """Students ``numbers`` join, one every ``every`` s, the first ``chromium`` of the class as Chromium pages
-    (those that could not open left out, and said); ``tls``: the scripted ones by HTTPS with it."""
-    students = [BrowserStudent(n, browser, base, code) if n < chromium else
-                ScriptedStudent(n, port, code, address(n - chromium), tls) for n in numbers]
+    (those that could not open left out, and said); ``tls``: the scripted ones by HTTPS with it (with
+    ``plain_port``: every other one by plain HTTP on that port instead)."""
+    def scripted(n: int) -> ScriptedStudent:
+        plain = plain_port is not None and n % 2
+        return ScriptedStudent(n, plain_port if plain else port, code, address(n - chromium), None if plain else tls)
+
+    students = [BrowserStudent(n, browser, base, code) if n < chromium else scripted(n) for n in numbers]
 
     async def one(student, delay: float):
         await asyncio.sleep(delay)
@@ -821,7 +826,7 @@ async def lead(teacher: Teacher, students: list, key: str, shown: Shown, cpu: Se
     return {"shown": shown.name, "sent": sent, "teacher_ms": ms(ran), "cpu_s": after[0] - before[0],
             "workers_cpu_s": after[1] - before[1], "loop_late_ms": max(lags, default=0.0),
             "scripted_ms": [ms(x) for x in arrived], "scripted_drawn_ms": [ms(x) for x in drawn],
-            "chromium_ms": [ms(x) for x in pages]}
+            "scripted_tls": [s.tls is not None for s in scripted], "chromium_ms": [ms(x) for x in pages]}
 
 
 async def lateness(lags: list[float], every: float = 0.005) -> None:
@@ -866,8 +871,8 @@ async def steps(teacher: Teacher, students: list, count: int, rng: random.Random
 
 def expected(question: int, choices: dict[str, str], tokens: list[str]) -> LiveClass:
     """The class once every answer in ``choices`` (by token) is counted."""
-    return LiveClass(code="", teacher="", lang="en", question=question, students=frozenset(tokens),
-                     answers={token: Answer(choice, "") for token, choice in choices.items()})
+    return LiveClass(code="", teacher="", lang="en", question=question, seats=dict.fromkeys(tokens, 0.0),
+                     answers=dict(choices))
 
 
 async def answer_all(students: list, question: int, rng: random.Random, window: tuple[float, float]) -> list[dict]:
@@ -911,7 +916,7 @@ async def answers(teacher: Teacher, students: list, rng: random.Random, redis_ur
             "verdicts": dict(verdicts),
             "stored_counts": counts(stored) if stored else None,
             "stored_matches": None if stored is None else counts(stored) == counts(record)
-            and {t: a.choice for t, a in stored.answers.items()} == final}
+            and stored.answers == final}
 
 
 async def idle(teacher: Teacher, students: list, server_pid: int, step: int, seconds: float,
@@ -1035,7 +1040,7 @@ async def stuffing(store: str, settings: dict[str, str], logs: Path, name: str, 
                   "join_refusals": dict(problems(stuffers)), "answers_sent": len(sent),
                   "told_counted": sum(x is True for x in sent), "told_not_counted": sum(x is False for x in sent),
                   "counted": counted, "refused_shown": refused, "status_settled": settled is not None,
-                  "teacher_notice": [a for a in teacher.texts("alert") if REFUSED.search(a)],
+                  "teacher_notice": teacher.texts("alert"),
                   "teacher_errors": dict(+teacher.problems())}
         for session in (*stuffers, teacher):
             await session.close()
@@ -1105,16 +1110,17 @@ async def settle_cpu(pid: int) -> float:
 # --- the cluster ---------------------------------------------------------------------------------------------------
 
 
-async def cluster_class(browser, args, logs: Path, tls: bool = False) -> dict:
-    """The class on two replicas behind HAProxy (``tls``: HTTPS, every page through it); before the kill, HAProxy's
-    CPU seconds while the class joins and ``--steps`` tour steps; the replica of half the students' streams
-    SIGKILLed."""
+async def cluster_class(browser, args, logs: Path, tls: bool = False, split: bool = False) -> dict:
+    """The class on two replicas behind HAProxy (``tls``: HTTPS, every page through it; ``split``: every other
+    scripted student by plain HTTP through a second HAProxy before the same replicas); before the kill,
+    HAProxy's CPU seconds while the class joins and ``--steps`` tour steps; the replica of half the students'
+    streams SIGKILLed."""
     from benchmarks import cluster as served  # noqa: PLC0415 - it imports this module
 
     rng = random.Random(args.seed)
     killed, live = 1, 2
-    name = "live-class-cluster-tls" if tls else "live-class-cluster"
-    with served.cluster(2, logs, name, tls) as running:
+    name = "live-class-cluster-split" if split else "live-class-cluster-tls" if tls else "live-class-cluster"
+    with served.cluster(2, logs, name, tls, plain_beside=split) as running:
         port = running.port
 
         cpu = server_cpu(lambda: [p for p, _ in running.replicas.values()])
@@ -1124,7 +1130,7 @@ async def cluster_class(browser, args, logs: Path, tls: bool = False) -> dict:
         started = time.monotonic()
         haproxy["before_joins"] = h.cpu_seconds(running.haproxy_pid) or 0.0
         students = await join_students(browser, running.base, port, code, range(args.students),
-                                       args.browser_students, args.join_every, running.tls)
+                                       args.browser_students, args.join_every, running.tls, running.plain_port)
         joins_s = time.monotonic() - started
         haproxy["after_joins"] = h.cpu_seconds(running.haproxy_pid) or 0.0
         await asyncio.sleep(max(0.0, started + args.settle_seconds - time.monotonic()))
@@ -1158,8 +1164,8 @@ async def cluster_class(browser, args, logs: Path, tls: bool = False) -> dict:
         result["before_kill"] = {
             "question": first, "sent": len(before), "counted": sum(x["counted"] is True for x in before),
             "last_answers": len(last), "last_ack_to_kill_ms": 1000 * (killed_at - acknowledged),
-            "stored": len(stored.answers), "stored_matches": {t: a.choice for t, a in stored.answers.items()}
-            == sent_first, "refused": stored.refused}
+            "stored": len(stored.answers), "stored_matches": stored.answers
+            == sent_first}
         second = LIVE_SCRIPT[LIVE_SCRIPT.index(("question", first)) + 1][1]
         result["step_after_kill"] = await lead(teacher, students, "class_script_next", question_open(second), cpu)
         result["step_after_kill"]["click_after_kill_ms"] = 1000 * (result["step_after_kill"]["sent"] - killed_at)
@@ -1175,8 +1181,8 @@ async def cluster_class(browser, args, logs: Path, tls: bool = False) -> dict:
         stored = RedisStore(running.redis_url).read(code)
         result["after_kill"] = {
             "question": second, "sent": len(after), "counted": sum(x["counted"] is True for x in after),
-            "students_answered": len(final), "stored": len(stored.answers), "refused": stored.refused,
-            "stored_matches": {t: a.choice for t, a in stored.answers.items()} == final}
+            "students_answered": len(final), "stored": len(stored.answers),
+            "stored_matches": stored.answers == final}
         broke = {s.number for s in students if s.kind == "scripted" and any(t >= killed_at for t in s.stream_breaks)}
         reopened = [(min(t for t in s.stream_breaks if t >= killed_at), *next(o for o in s.stream_opens
                                                                             if o[0] >= killed_at))
@@ -1441,14 +1447,13 @@ def report_cluster(c: dict) -> dict:
           f"({before['last_answers']} of replica 1's students last, the last answered "
           f"{before['last_ack_to_kill_ms']:.0f} ms before the kill), {before['counted']} told counted; in Redis right "
           f"after the kill: {before['stored']} answers, "
-          f"{'each its sender' if before['stored_matches'] else 'NOT as sent'}, {before['refused']} refused")
+          f"{'each its sender' if before['stored_matches'] else 'NOT as sent'}")
     print(f"   the teacher's \"Next in script\" {step['click_after_kill_ms']:.0f} ms after the kill -> every student "
           f"shows question {after['question'] + 1} ({missing([step])} not within {WAIT_S:.0f} s):")
     print_led([step], "its questions file")
     print(f"   after the kill: {after['sent']} answers sent ({after['students_answered']} students, replica 1's "
           f"scripted ones twice), {after['counted']} told counted; in Redis: {after['stored']} answers, "
-          f"{'each the last its sender sent' if after['stored_matches'] else 'NOT as sent'}, "
-          f"{after['refused']} refused")
+          f"{'each the last its sender sent' if after['stored_matches'] else 'NOT as sent'}")
     shown = known(shown_ms(step))
     ok_step = missing([step]) == 0 and max(shown, default=float("inf")) <= 1000 * CLUSTER_STEP_S
     ok_answers = before["stored_matches"] and after["stored_matches"] and after["stored"] == after["students_answered"]
@@ -1508,6 +1513,35 @@ def report_pairs(pairs: list[dict]) -> dict:
           f"HTTPS {out['pooled']['https']['median_ms']:.1f} / {out['pooled']['https']['p95_ms']:.1f} ms: "
           f"{out['pooled_median_ms_ratio']:.2f}x / {out['pooled_p95_ms_ratio']:.2f}x; target <= 1.2x: "
           f"{verdict(out['met'])}")
+    return out
+
+
+def report_split(c: dict) -> dict:
+    """One class, every other scripted student by HTTPS and the rest by plain HTTP, through two HAProxys before
+    the same replicas: each lead met by both kinds at once (the machine's noise and the lead's own cost are the
+    same for both), before the kill."""
+    led = c["steps"] + c["script"]
+    by_kind = {kind: known([x for r in led for x, secure in zip(r["scripted_ms"], r["scripted_tls"], strict=True)
+                            if secure == (kind == "https")]) for kind in ("plain", "https")}
+    out = {kind: h.summary(values) | {"n": len(values)} for kind, values in by_kind.items()}
+    per_lead = []
+    for r in led:
+        medians = {kind: statistics.median(known([x for x, secure in zip(r["scripted_ms"], r["scripted_tls"],
+                                                                         strict=True) if secure == (kind == "https")]))
+                   for kind in ("plain", "https")}
+        per_lead.append(medians["https"] / medians["plain"])
+    out |= {"median_ratio": out["https"]["median"] / out["plain"]["median"],
+            "p95_ratio": out["https"]["p95"] / out["plain"]["p95"], "per_lead_median_ratios": per_lead,
+            "not_shown": missing(led), "errors_before_kill": c["errors_before_kill"]}
+    out["met"] = out["not_shown"] == 0 and max(out["median_ratio"], out["p95_ratio"]) <= 1.2
+    print(f"\n== one class split between HTTPS and plain HTTP ({out['https']['n']} and {out['plain']['n']} "
+          "readings of the scripted students, the same leads) ==")
+    print(h.HEADER)
+    for kind, values in by_kind.items():
+        print(h.fmt_row(f"{kind}: every scripted student, from the click", values))
+    print(f"   each lead's HTTPS / plain median: {', '.join(f'{x:.2f}' for x in per_lead)}")
+    print(f"   HTTPS / plain: median {out['median_ratio']:.2f}x, p95 {out['p95_ratio']:.2f}x; target <= 1.2x: "
+          f"{verdict(out['met'])}; errors {out['errors_before_kill'] or 'none'}")
     return out
 
 
@@ -1591,6 +1625,13 @@ async def main_async(args) -> dict:
                 record.setdefault("pairs", []).append(runs)
             if args.pairs > 1 and all("tls" in runs for runs in record["pairs"]):
                 record["tls_pairs"] = report_pairs(record["pairs"])
+            if args.tls_split:
+                try:
+                    record["cluster_split"] = await cluster_class(browser, args, logs, tls=True, split=True)
+                    record["tls_split"] = report_split(record["cluster_split"])
+                except Exception as error:  # noqa: BLE001 - reported
+                    print(f"\n== the split class: FAILED: {type(error).__name__}: {error}", flush=True)
+                    traceback.print_exc()
             await browser.close()
     record |= {"foreign": foreign.summary(), "foreign_cpu_mean": sum(foreign.samples) / max(1, len(foreign.samples)),
                "load_average_end": os.getloadavg()}
@@ -1605,6 +1646,8 @@ def main() -> None:
     parser.add_argument("--cluster", action="store_true", help="also the class on 2 replicas, one killed")
     parser.add_argument("--tls", action="store_true", help="with --cluster: then the same class through HTTPS "
                         "(HAProxy with a certificate of its own), compared before the kill")
+    parser.add_argument("--tls-split", action="store_true", help="one class of the cluster, every other scripted "
+                        "student through HTTPS and the rest plain HTTP, compared lead by lead")
     parser.add_argument("--pairs", type=int, default=1, help="with --tls: plain then HTTPS this many times, "
                         "each pair's ratios and all pooled")
     parser.add_argument("--students", type=int, default=200, help="students in all (Chromium pages included)")

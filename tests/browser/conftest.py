@@ -81,6 +81,15 @@ def lan_server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def hosted(tmp_path_factory):
+    """The app as a hosted server runs it, with a teacher's passphrase, for a module of its own: ``(url, its
+    log's path, the passphrase)``."""
+    log, passphrase = tmp_path_factory.mktemp("hosted") / "server.log", "sixteen quiet otters paddle"
+    with served(log, env={"BLOCKSTAB_TEACHER_PASSPHRASE": passphrase}) as (base, _):
+        yield base, log, passphrase
+
+
+@pytest.fixture(scope="module")
 def drawing_ahead(tmp_path_factory):
     """The app's server as it runs by default, its Explorer drawing ahead, for a module of its own."""
     with served(tmp_path_factory.mktemp("ahead") / "server.log", env={"BLOCKSTAB_DRAW_AHEAD": "true"}) as running:

@@ -211,3 +211,29 @@ def test_thirty_phones_behind_one_address_are_all_counted_and_a_lock_keeps_a_thi
     finally:
         for context in contexts:
             context.close()
+
+
+def test_on_a_hosted_server_only_the_teachers_passphrase_starts_a_class_and_it_is_in_no_url_or_log(hosted, new_page):
+    base, log, passphrase = hosted
+    asked: list[str] = []
+    for lang, t in (("zh", ZH), ("en", EN)):
+        teacher = new_page(1280, 720)
+        teacher.on("request", lambda request: asked.append(request.url))
+        open_app(teacher, f"{base}/class?lang={lang}", charts=False)
+        field = teacher.get_by_label(t("class.passphrase"))
+        assert field.get_attribute("type") == "password"
+        field.fill(passphrase.rsplit(" ", 1)[0])  # (a wrong one, most of the right one)
+        field.press("Enter")  # (Enter only sends the field: nothing starts)
+        teacher.get_by_role("button", name=t("class.start")).click()
+        teacher.get_by_text(t("class.wrong_passphrase")).wait_for()
+        assert "class=" not in teacher.url
+        assert axe_violations(teacher) == []
+        field.fill(passphrase)
+        teacher.get_by_role("button", name=t("class.start")).click()
+        code = teacher.locator(".st-key-class_code strong").inner_text().strip()
+        assert f"class={code}" in teacher.url
+        assert teacher.get_by_label(t("class.passphrase")).count() == 0
+        shot(teacher, f"live-class-started-with-passphrase-{lang}")
+    secret = passphrase.split()[2]  # (a word of it: what would show even in part)
+    assert asked and not [url for url in asked if secret in url]
+    assert secret not in log.read_text(errors="replace")
