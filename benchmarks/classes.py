@@ -391,7 +391,7 @@ async def nat_run(args, logs: Path) -> dict:
         c.phones = [Phone(port, c.code, NAT_SCHOOL) for _ in range(args.nat_size)]
         out["not_joined"] = await open_phones(c.phones, asyncio.Semaphore(OPENING))
         await asyncio.gather(*(reached(p, lambda s: True) for p in c.phones))
-        await asyncio.sleep(5)
+        out["quiet_after_phones_s"] = await quiet([p for p, _ in running.replicas.values()])
         before = meter.read()
         await teach(c, args.nat_steps, (1.0, 2.0), rng)
         out["quiet"], out["quiet_cpu"] = c.steps, Meter.rate(before, meter.read())
