@@ -8,8 +8,8 @@ Run by hand from the repo root (never as a timed test)::
 
 Every cluster is the project's own ``scripts/serve_cluster.sh --replicas N`` (HAProxy with
 deploy/haproxy.cfg, Redis, N app processes), started on a free port with HAProxy's per-address limits
-raised (``BLOCKSTAB_CONNECTIONS_PER_ADDRESS``, ``BLOCKSTAB_CONNECTION_RATE``) and the app's answer and
-join limits raised, as every session here comes from 127.0.0.1; stopped with SIGTERM.
+raised (``BLOCKSTAB_CONNECTIONS_PER_ADDRESS``, ``BLOCKSTAB_CONNECTION_RATE``), as every session here
+comes from 127.0.0.1; stopped with SIGTERM.
 
 1. **1 replica against 2, the same script.** For each ``--sessions`` (40, 80) and each ``--replicas``
    (1, 2): a fresh cluster, each replica warmed by one session (the lesson's bundle built) until its
@@ -79,10 +79,9 @@ from testbed.protocol_client import INSTANT, ProtocolSession
 
 COOKIE = "BLOCKSTAB_REPLICA"
 LINE = re.compile(r"replica (\d+) pid (\d+) port (\d+)")
-# Every session comes from 127.0.0.1: HAProxy's per-address limits and the app's per-address answer and join
-# limits raised (the limits themselves are measured elsewhere).
-SETTINGS = {"BLOCKSTAB_CONNECTIONS_PER_ADDRESS": "100000", "BLOCKSTAB_CONNECTION_RATE": "100000",
-            **live_class.RAISED}
+# Every session comes from 127.0.0.1: HAProxy's per-address limits raised (the limits themselves are measured
+# elsewhere; the app's own are sized for a class behind one address and stay at their defaults).
+SETTINGS = {"BLOCKSTAB_CONNECTIONS_PER_ADDRESS": "100000", "BLOCKSTAB_CONNECTION_RATE": "100000"}
 NEW_SESSION = live_class.T("app.new_session")
 RECOVER_S = 60.0  # the longest a session is waited for after the kill
 QUIET_S = 90.0  # the longest a warm-up waits for the replicas to be quiet
@@ -121,14 +120,17 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def cluster(replicas: int, logs: Path, name: str, tls: bool = False, plain_beside: bool = False):
-    """``scripts/serve_cluster.sh --replicas N`` on a free port, with :data:`SETTINGS` (and ``tls``: ``--tls``
-    with a self-signed certificate made in ``logs``); its logs are copied to ``logs`` before it is stopped
-    (SIGTERM), as the script removes them. ``plain_beside`` (with ``tls``): a second HAProxy from the script's
-    own configuration, without the certificate, before the same replicas (a class split between HTTPS and
-    plain HTTP then meets every lead on both at once)."""
+def cluster(replicas: int, logs: Path, name: str, tls: bool = False, settings: dict[str, str] | None = None,
+            plain_beside: bool = False):
+    """``scripts/serve_cluster.sh --replicas N`` on a free port, with ``settings`` its only BLOCKSTAB_ variables
+    (:data:`SETTINGS` unless given; ``{}``: every limit its default) (and ``tls``: ``--tls`` with a self-signed
+    certificate made in ``logs``); its logs are copied to ``logs`` before it is stopped (SIGTERM), as the script
+    removes them. ``plain_beside`` (with ``tls``): a second HAProxy from the script's own configuration, without
+    the certificate, before the same replicas (a class split between HTTPS and plain HTTP then meets every lead
+    on both at once)."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BLOCKSTAB_")} | SETTINGS
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BLOCKSTAB_")} | (
+        SETTINGS if settings is None else settings)
     pem = local_server.self_signed_pem(Path(tempfile.mkdtemp(prefix=f"{name}-tls-", dir=logs))) if tls else None
     with open(logs / f"{name}-serve_cluster.log", "w") as errors:
         process = subprocess.Popen(["bash", "scripts/serve_cluster.sh", "--replicas", str(replicas),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from dataclasses import dataclass, field
 
 WAIT_S = 60.0
@@ -71,6 +72,7 @@ class Phone:
     forwarded: str | None = None
     me: str | None = None
     states: list[dict | None] = field(default_factory=list)  # each state pushed, in order
+    arrived: list[float] = field(default_factory=list)  # when each of ``states`` was read (time.time())
     statuses: list[int] = field(default_factory=list)  # every request's status, the stream's included
     _stream: asyncio.Task | None = None
     _moved: asyncio.Event = field(default_factory=asyncio.Event)
@@ -102,6 +104,7 @@ class Phone:
             self.statuses.append(status)
             while line := await reader.readline():
                 if line.startswith(b"data:"):
+                    self.arrived.append(time.time())
                     self.states.append(json.loads(line[5:]))
                     self._moved.set()
         finally:
