@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 from dataclasses import replace
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -326,6 +327,47 @@ def test_every_phone_behind_one_address_counts_and_the_last_minutes_seats_can_be
     assert burst[0].state() is None and early[0].state()["mine"] == QUESTIONS[0].choices[0]
     burst[1].post("answer", {"me": burst[1].me, "asked": record.asked, "choice": QUESTIONS[0].answer})
     assert burst[1].status == 404 and burst[1].said == t("class.not_seated")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_pause_puts_every_phone_on_the_projector_and_resume_gives_back_what_each_had(lang, store, client):
+    t = Text(lang)
+    teacher, code = started(lang)
+    students = [Student(client, code, lang) for _ in range(3)]
+    pick(teacher, "question")
+    assert students[0].answer(QUESTIONS[0].answer)
+    before = [s.state() for s in students]
+    teacher.button(key="class_pause").click().run()
+    assert t("class.students", count=3) + " · " + t("class.paused_status") in " ".join(texts(teacher))
+    assert all(s.state()["paused"] for s in students)
+    students[1].post("answer", {"me": students[1].me, "asked": before[1]["asked"], "choice": QUESTIONS[0].answer})
+    assert (students[1].status, students[1].said) == (409, t("class.paused"))
+    assert teacher.button(key="class_pause").label == t("class.unpause")
+    teacher.button(key="class_pause").click().run()
+    after = [s.state() for s in students]
+    assert [{**a, "version": 0} for a in after] == [{**b, "version": 0} for b in before]
+    assert after[0]["mine"] == QUESTIONS[0].answer and store.read(code).answers == {students[0].me: QUESTIONS[0].answer}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_question_asked_with_a_timer_counts_down_on_the_phones_and_closes_by_itself(lang, store, client):
+    t = Text(lang)
+    teacher, code = started(lang)
+    student = Student(client, code, lang)
+    pick(teacher, "question")
+    field = teacher.number_input(key="class_timer")
+    assert field.label == t("class.timer") and field.value is None and not store.read(code).timer  # none by default
+    field.set_value(30)
+    teacher.button(key="class_ask").click().run()
+    record = store.read(code)
+    assert record.timer == 30 and 0 < record.closes_at - time.time() <= 30
+    assert t("class.timed", seconds=30) in texts(teacher) and not teacher.button(key="class_close").disabled
+    assert 25 < student.state()["closes_in"] <= 30
+    store.update(code, lambda c: replace(c, closes_at=time.time() - 0.1))  # (its zero, come)
+    again(teacher)
+    assert teacher.button(key="class_close").disabled and t("class.timed", seconds=30) not in texts(teacher)
+    assert (student.state()["phase"], student.answer(QUESTIONS[0].answer)) == ("closed", None)
+    assert (student.status, student.said) == (409, t("class.time_up"))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
