@@ -233,7 +233,7 @@ def test_a_live_class_by_keyboard(new_page, app_url):
     tab_to(teacher, EN("class.end_confirm"), from_here=True)
     teacher.keyboard.press("Enter")
     teacher.get_by_role("button", name=EN("class.start")).wait_for()
-    expect(student.locator("#activity")).to_have_text(EN("class.ended"))
+    expect(student.locator("#activity")).to_have_text(EN("class.not_seated"))
 
 
 def test_a_ring_is_seen_at_3_to_1_only():
