@@ -30,6 +30,24 @@ class Refused(Exception):
 
 
 @dataclass(frozen=True)
+class Result:
+    """One question's round as the class answered it: how many seats chose each choice (nothing of who)."""
+
+    question: int  # index into ui.lessons.QUESTIONS
+    round: int
+    counts: tuple[tuple[str, int], ...]  # (choice, seats), in the question's order of choices
+
+    @property
+    def answered(self) -> int:
+        return sum(n for _, n in self.counts)
+
+    def share_right(self) -> float | None:
+        """The share of the answers that chose the right one (``None``: no answer)."""
+        right = dict(self.counts)[QUESTIONS[self.question].answer]
+        return right / self.answered if self.answered else None
+
+
+@dataclass(frozen=True)
 class LiveClass:
     """A class's state. ``version`` grows at every change a student's page follows (not at an answer:
     a class of 40 answering does not make 40 pages redraw 40 times)."""
@@ -51,6 +69,8 @@ class LiveClass:
     paused: bool = False  # every phone shows "look at the projector" (and takes no answer) until resumed
     seats: dict[str, float] = field(default_factory=dict)  # each phone's token -> when it joined (server's clock, s)
     answers: dict[str, str] = field(default_factory=dict)  # the current question's choice, by seat
+    results: tuple[Result, ...] = ()  # the questions asked before the current one, as answered
+    ended: bool = False  # the teacher ended it: no phone is in it, its summary is kept until it expires
 
 
 def new_code() -> str:
@@ -100,6 +120,8 @@ def join(c: LiveClass, seat: str, now: float, most: int) -> LiveClass:
     when locked); at most ``most`` seats."""
     if BY_KEY["me"].parse(seat) is None:
         raise Refused("class.bad_link")
+    if c.ended:
+        raise Refused("class.ended")
     if seat in c.seats:
         return c
     if c.locked:
@@ -158,7 +180,25 @@ def ask(c: LiveClass, question: int, timer: int = 0, now: float = 0.0) -> LiveCl
     if not (timer == 0 or TIMER_SECONDS[0] <= timer <= TIMER_SECONDS[1]):
         raise Refused("class.bad_timer")
     return _led(c, activity="question", question=question, asked=c.version + 1, phase="open", following=True,
-                answers={}, timer=timer, closes_at=now + timer if timer else 0.0)
+                answers={}, timer=timer, closes_at=now + timer if timer else 0.0, results=summary(c))
+
+
+def current_result(c: LiveClass) -> Result | None:
+    """The current question's round as answered so far (``None``: no question asked yet)."""
+    if not c.asked:
+        return None
+    return Result(c.question, 1, tuple(counts(c).items()))
+
+
+def summary(c: LiveClass) -> tuple[Result, ...]:
+    """Every question's round the class answered, in order, the current one last."""
+    current = current_result(c)
+    return c.results + ((current,) if current else ())
+
+
+def end(c: LiveClass) -> LiveClass:
+    """The class over: every phone is told, no seat is left; its summary is kept."""
+    return _led(c, ended=True, seats={}, answers={}, results=summary(c), asked=0, activity="tour")
 
 
 def phase_at(c: LiveClass, now: float) -> str:
@@ -237,7 +277,7 @@ def student_state(c: LiveClass, me: str, now: float = 0.0) -> dict | None:
     """What the page of seat ``me`` shows of the class at ``now`` (``ui/student/``), as JSON values; ``None``
     for anyone without a seat. The Explorer's view is the instant controls' values and the sentence's side;
     ``closes_in``: the seconds an open question's timer has left (``None``: no timer running)."""
-    if me not in c.seats:
+    if me not in c.seats or c.ended:
         return None
     view, phase = view_state(c.view), phase_at(c, now)
     closes_in = round(c.closes_at - now, 1) if c.closes_at and phase == "open" else None
@@ -253,9 +293,11 @@ def as_json(c: LiveClass) -> dict:
     return {"code": c.code, "teacher": c.teacher, "lang": c.lang, "version": c.version, "activity": c.activity,
             "step": c.step, "view": [list(pair) for pair in c.view], "question": c.question, "asked": c.asked,
             "phase": c.phase, "timer": c.timer, "closes_at": c.closes_at, "following": c.following,
-            "locked": c.locked, "paused": c.paused, "seats": c.seats,
-            "answers": c.answers}
+            "locked": c.locked, "paused": c.paused, "seats": c.seats, "answers": c.answers, "ended": c.ended,
+            "results": [[r.question, r.round, [list(pair) for pair in r.counts]] for r in c.results]}
 
 
 def from_json(value: dict) -> LiveClass:
-    return LiveClass(**{**value, "view": tuple(tuple(pair) for pair in value["view"])})
+    return LiveClass(**{**value, "view": tuple(tuple(pair) for pair in value["view"]),
+                        "results": tuple(Result(q, n, tuple(tuple(pair) for pair in counted))
+                                         for q, n, counted in value["results"])})

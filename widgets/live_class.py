@@ -1,7 +1,8 @@
 """A live class (``ui.live_class``) on the teacher's page (/class; a student's page is not a Streamlit page:
 ``server.class_routes``): starting a class or taking it over by the teacher's link, each change the teacher
 makes (checked against the teacher's key, refused in words), how to join, who is in, what the class sees
-(a tour step, the Explorer, a question and its reveal), and the poll that follows the class."""
+(a tour step, the Explorer, a question and its reveal), the poll that follows the class, and once it has
+ended its summary."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from server.client_address import client, trusted
 from server.lan import students_address
 from server.policy import POLICY
 from server.routes import CLASS_VERSION, PROCESS
-from ui.class_views import answers_description, answers_figure, join_code_svg
+from ui.class_views import answers_description, answers_figure, join_code_svg, summary_csv, summary_rows
 from ui.controls import BY_KEY, INSTANT, ExplorerState, explorer_query
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR, lesson_facts
 from ui.live_class import (
@@ -31,6 +32,7 @@ from ui.live_class import (
     ask,
     check_teacher,
     close,
+    end,
     explore_freely,
     follow_me,
     lock,
@@ -201,11 +203,30 @@ def activity_change(activity: str):
 
 
 def end_class(t: Text) -> None:
-    if teach(t, lambda c: c) is not None:
-        class_store().end(st.session_state[CODE])
+    """The class over for every phone; this page shows its summary (:func:`class_summary`)."""
+    teach(t, end)
+
+
+def leave_class() -> None:
+    """This page done with its class (ended: its summary stays in the store until the class expires)."""
     for key in (CODE, KEY):
         st.session_state.pop(key, None)
     st.query_params.pop("class", None)
+
+
+def class_summary(record: LiveClass, t: Text) -> None:
+    """An ended class: each question's round, how many answered, the counts and the share right; the same as a
+    CSV file; and a new class."""
+    st.subheader(t("class.summary_title"))
+    rows = summary_rows(record, t)
+    if rows:
+        st.table(rows)
+    else:
+        st.info(t("class.summary_none"), icon=":material/info:")
+    st.caption(t("class.summary_kept"))
+    st.download_button(t("class.download"), summary_csv(record, t), file_name=f"blockstab-class-{record.code}.csv",
+                       mime="text/csv", key="class_download", icon=":material/download:", on_click="ignore")
+    st.button(t("class.new"), key="class_new", on_click=leave_class, type="primary", icon=":material/co_present:")
 
 
 def status(record: LiveClass, t: Text) -> None:

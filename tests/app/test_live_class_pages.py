@@ -26,7 +26,7 @@ from support.explorer_view import component_data
 from support.pages import run_page
 from support.text import says
 from ui.bundle import FIGURES, range_part
-from ui.class_views import answers_description, answers_figure, join_code_svg
+from ui.class_views import answers_description, answers_figure, join_code_svg, summary_rows
 from ui.controls import BY_KEY, CODE_ALPHABET, INSTANT, explorer_query
 from ui.lessons import LIVE_SCRIPT, QUESTIONS
 from ui.live_class import counts, new_student, view_state
@@ -221,13 +221,27 @@ def test_the_teachers_explorer_leads_the_students_view(store, client):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_ending_the_class_tells_every_student_and_deletes_it(lang, store, client):
+def test_ending_the_class_tells_every_student_and_shows_the_teacher_its_summary_to_download(lang, store, client):
+    t = Text(lang)
     teacher, code = started(lang)
-    student = Student(client, code, lang)
+    students = [Student(client, code, lang) for _ in range(3)]
+    pick(teacher, "question")
+    for student, choice in zip(students, QUESTIONS[0].choices, strict=False):
+        student.answer(choice)
+    teacher.button(key="class_ask").click().run()  # asked again, and no one answers it
     teacher.button(key="class_end").click().run()
-    assert store.read(code) is None and "class" not in teacher.query_params
-    assert teacher.button(key="class_start")  # ready for the next class
-    assert student.state() is None  # (the page says the class has ended)
+    record = store.read(code)
+    assert record.ended and record.seats == {} and all(s.state() is None for s in students)
+    assert Student(client, code, lang).status == 404  # no phone joins an ended class
+    assert t("class.summary_title") in texts(teacher) and t("class.summary_kept") in texts(teacher)
+    (table,) = teacher.table
+    assert [list(table.value.iloc[n]) for n in range(2)] == [list(row.values()) for row in summary_rows(record, t)]
+    assert list(table.value[t("class.summary.answered")]) == [3, 0]
+    download = teacher.get("download_button")[0]
+    assert download.proto.label == t("class.download") and not teacher.exception
+    teacher.button(key="class_new").click().run()
+    assert "class" not in teacher.query_params and teacher.button(key="class_start")  # ready for the next class
+    assert store.read(code).ended  # (kept until it expires)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -477,4 +491,5 @@ def test_the_teachers_page_runs_when_a_student_joins_or_answers_and_tells_a_stra
                 f"{CLASS_VERSION.format(code='x<y')}?me={student.me}", CLASS_VERSION.format(code=code) + "?me="):
         assert polled(url) is None
     teacher.button(key="class_end").click().run()
-    assert store.read(code) is None and polled(follows["url"]) is None
+    assert store.read(code).ended  # its summary is kept; the page shows it and follows nothing
+    assert not [e for e in teacher.get("bidi_component") if e.proto.component_name.endswith("blockstab.follow")]

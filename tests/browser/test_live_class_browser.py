@@ -9,15 +9,18 @@ origin, the teacher's key is on no student's page, and axe-core finds nothing on
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import expect
 
 from server.lan import is_loopback, lan_address
-from support.browser import axe_violations, open_app, read_qr, runs, shot, wait_for_view
+from support.browser import assert_healthy, axe_violations, open_app, read_qr, runs, shot, wait_for_view
 from testbed.local_server import PHONE_USER_AGENT
-from ui.class_views import answers_description
+from ui.class_views import SUMMARY_COLUMNS, answers_description
 from ui.controls import INSTANT, explorer_query
 from ui.lessons import QUESTIONS, TOUR
 from ui.live_class import answer, ask, join, reveal, start, view_state
@@ -185,6 +188,16 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         teacher.get_by_role("button", name=EN("class.end_confirm")).click()
         for student, t in zip(students, (EN, ZH, EN), strict=True):
             expect(student.locator("#activity")).to_have_text(t("class.not_seated"))
+        teacher.get_by_text(EN("class.summary_title")).wait_for()  # the summary, and the same as a CSV file
+        with teacher.expect_download() as downloading:
+            teacher.get_by_role("button", name=EN("class.download")).click()
+        rows = list(csv.reader(io.StringIO(Path(downloading.value.path()).read_bytes().decode("utf-8-sig"))))
+        assert rows[0] == [EN(f"class.summary.{column}") for column in SUMMARY_COLUMNS] and len(rows) == 4
+        assert rows[1][:4] == ["1", "1", EN(f"ex.{asked.id}.prompt"), "3"]
+        assert [row[3] for row in rows[2:]] == ["0", "0"]  # asked again twice ("Question", then with the timer)
+        assert_healthy(teacher)
+        assert not any(student.url.split("me=")[1].split("&")[0] in str(rows) for student in students)
+        shot(teacher, "live-class-summary")
         for student in students:
             assert key not in student.content() and key not in student.url
         assert elsewhere == [] and errors == []

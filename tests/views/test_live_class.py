@@ -23,6 +23,7 @@ from ui.live_class import (
     check_teacher,
     close,
     counts,
+    end,
     explore_freely,
     follow_me,
     from_json,
@@ -43,6 +44,7 @@ from ui.live_class import (
     show_view,
     start,
     student_state,
+    summary,
     teacher_token,
     teacher_view,
 )
@@ -137,6 +139,27 @@ def test_a_timed_question_closes_by_itself_on_the_servers_clock_and_a_late_answe
         with pytest.raises(Refused) as refused:
             ask(c, 1, timer=bad, now=NOW)
         assert refused.value.key == "class.bad_timer"
+
+
+def test_the_summary_is_every_question_asked_as_answered_and_ending_keeps_it_and_lets_no_phone_in():
+    c = a_class()  # question 0 asked
+    for n, student in enumerate(STUDENTS):
+        c = answer(c, student, QUESTIONS[0].choices[n % 2])
+    c = ask(show_step(c, 3), 2)  # a tour step between: question 0 is done when question 2 is asked
+    c = answer(c, STUDENTS[0], QUESTIONS[2].answer)
+    done = summary(c)
+    assert [(r.question, r.round, r.answered) for r in done] == [(0, 1, len(STUDENTS)), (2, 1, 1)]
+    assert dict(done[0].counts) == {choice: sum(n % 2 == i for n in range(len(STUDENTS)))
+                                     for i, choice in enumerate(QUESTIONS[0].choices)}
+    assert done[1].share_right() == 1.0 and summary(ask(c, 1))[2].share_right() is None  # (no answer yet)
+    over = end(c)
+    assert summary(over) == done and over.ended and over.version == c.version + 1
+    assert over.seats == {} and over.answers == {} and student_state(over, STUDENTS[0]) is None
+    with pytest.raises(Refused) as refused:
+        join(over, new_student(), NOW, MOST)
+    assert refused.value.key == "class.ended"
+    assert from_json(as_json(over)) == over
+    assert not any(student in str(as_json(over)) for student in STUDENTS)  # nothing of who answered
 
 
 def test_removing_the_recent_joins_removes_those_seats_and_their_answers_only():
