@@ -303,6 +303,10 @@ def question(record: LiveClass, t: Text, projector: bool) -> None:
     question_text(record, t)
     if record.phase != "revealed":
         st.markdown("\n".join(f"{n}. {t(asked.choice_key(choice))}" for n, choice in enumerate(asked.choices, 1)))
+        if not projector:  # the teacher's own screen: the split so far, folded (never on the projector)
+            with st.expander(t("class.private_look"), icon=":material/visibility_lock:", key="class_private_look"):
+                st.caption(t("class.private_look_note"))
+                chart(answers_figure(record, t), t, "class_private_answers", answers_description(record, t))
         return
     chart(answers_figure(record, t, projector), t, "class_answers", answers_description(record, t))
     explanation(record, t)

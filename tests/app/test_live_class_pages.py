@@ -28,6 +28,7 @@ from support.text import says
 from ui.bundle import FIGURES, range_part
 from ui.class_views import answers_description, answers_figure, join_code_svg, summary_rows
 from ui.controls import BY_KEY, CODE_ALPHABET, INSTANT, explorer_query
+from ui.examples import markdown_text
 from ui.lessons import LIVE_SCRIPT, QUESTIONS
 from ui.live_class import counts, new_student, view_state
 from ui.student_page import LOOKS
@@ -361,6 +362,26 @@ def test_pause_puts_every_phone_on_the_projector_and_resume_gives_back_what_each
     after = [s.state() for s in students]
     assert [{**a, "version": 0} for a in after] == [{**b, "version": 0} for b in before]
     assert after[0]["mine"] == QUESTIONS[0].answer and store.read(code).answers == {students[0].me: QUESTIONS[0].answer}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_teachers_own_screen_has_a_private_look_at_the_split_and_the_projector_none(lang, store, client):
+    t = Text(lang)
+    teacher, code = started(lang)
+    students = [Student(client, code, lang) for _ in range(3)]
+    pick(teacher, "question")
+    for student, pick_ in zip(students, (0, 1, 1), strict=True):
+        student.answer(QUESTIONS[0].choices[pick_])
+    again(teacher)
+    record = store.read(code)
+    look = next(e for e in teacher.expander if e.label == t("class.private_look"))
+    assert markdown_text(answers_description(record, t)) in [m.value for m in look.markdown]  # the chart in words
+    for student in students:  # the phones see nothing of it
+        assert student.get("reveal")["error"] == "class.not_revealed" and student.status == 409
+    projector = run_page(TEACHER, lang=lang, projector="true", key=teacher.session_state["class_key"],
+                         **{"class": code})
+    assert t("class.private_look") not in [e.label for e in projector.expander] and not projector.exception
+    assert markdown_text(answers_description(record, t)) not in str(projector._tree)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
