@@ -100,8 +100,8 @@ async def body_of(request: Request) -> dict:
 def refusals(route):
     """``route`` whose :class:`Refusal` (or a class's ``Refused``) is the JSON error it answers."""
     statuses = {"class.ended": 404, "class.not_seated": 404, "class.full": 409, "class.locked": 409,
-                "class.question_closed": 409, "class.bad_choice": 400, "class.bad_link": 400,
-                "class.not_revealed": 409}
+                "class.paused": 409, "class.question_closed": 409, "class.bad_choice": 400, "class.bad_link": 400,
+                "class.not_revealed": 409, "class.time_up": 409}
 
     async def checked(request: Request) -> Response:
         try:
@@ -143,7 +143,7 @@ async def join_class(request: Request) -> JSONResponse:
             raise Refusal("class.server_too_many_tries" if over == SERVER_WRONG else "class.too_many_tries", 429)
         record = await run_in_threadpool(
             store.update, code, lambda c: join(c, me, time.time(), POLICY["STUDENTS_PER_CLASS"]))
-    return answered({"me": me, "state": student_state(record, me)})
+    return answered({"me": me, "state": student_state(record, me, time.time())})
 
 
 @refusals
@@ -151,13 +151,13 @@ async def class_state(request: Request) -> JSONResponse:
     """``{"state": ...}``: what the student's page shows (``null``: ended, never was, or not in it: all alike)."""
     code, me = the_code(request), the_student(request.query_params.get("me"))
     record = await run_in_threadpool(class_store().read, code)
-    return answered({"state": student_state(record, me) if record else None})
+    return answered({"state": student_state(record, me, time.time()) if record else None})
 
 
 @refusals
 async def class_events_stream(request: Request) -> EventSourceResponse:
-    """The student's state at once, then again each time it changes, as ``state`` events; ``null`` (and the
-    stream's end) once the class has ended or the student is not in it."""
+    """The student's state at once, then again each time it changes (or its question's timer runs out), as
+    ``state`` events; ``null`` (and the stream's end) once the class has ended or the student is not in it."""
     code, me = the_code(request), the_student(request.query_params.get("me"))
 
     async def states():
@@ -165,13 +165,15 @@ async def class_events_stream(request: Request) -> EventSourceResponse:
         while True:
             moves, heard = class_events.watch(code)
             record = await class_events.read(code, heard)
-            state = student_state(record, me) if record else None
+            now = time.time()
+            state = student_state(record, me, now) if record else None
             if state != seen:
                 yield ServerSentEvent(json.dumps(state), event="state", retry=RETRY_MS)
                 seen = state
             if state is None:
                 return
-            await class_events.until(moves, RECHECK_SECONDS)
+            timed = state["closes_in"] is not None
+            await class_events.until(moves, min(RECHECK_SECONDS, record.closes_at - now) if timed else RECHECK_SECONDS)
 
     return EventSourceResponse(states(), ping=PING_SECONDS, headers={"Cache-Control": "no-store"})
 
@@ -191,7 +193,7 @@ async def class_answer(request: Request) -> JSONResponse:
             raise Refused("class.not_seated")
         if c.asked != at:
             raise Refused("class.question_closed")
-        return answer(c, me, choice)
+        return answer(c, me, choice, time.time())
 
     try:
         changed = await run_in_threadpool(class_store().update, code, answered_now)

@@ -270,7 +270,7 @@ def followed(store: ClassStore, code: str, who: str) -> str | None:
     if the class has ended or ``who`` is not in it (so the poll tells a stranger nothing, not even
     whether a code is live)."""
     record = store.read(code)
-    return teacher_view(record, who) if record is not None else None
+    return teacher_view(record, who, time.time()) if record is not None else None
 
 
 @functools.cache

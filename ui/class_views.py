@@ -1,13 +1,17 @@
 """What a live class's answers look like once revealed: a bar per choice (counts and shares, the right
-answer marked) and the same in words. Pure functions of a :class:`~ui.live_class.LiveClass`."""
+answer marked) and the same in words; and once it has ended, its summary (a table, and the same as a CSV
+file). Pure functions of a :class:`~ui.live_class.LiveClass`."""
 
 from __future__ import annotations
+
+import csv
+import io
 
 import plotly.graph_objects as go
 import segno
 
 from .lessons import QUESTIONS
-from .live_class import LiveClass, counts
+from .live_class import LiveClass, counts, summary
 from .text import Text
 from .views.style import INK, OTHER_TOKENS, PLOTLY_WHITE, TARGET, ink_layout, text_colour, unvalidated, wrap
 
@@ -67,3 +71,30 @@ def join_code(link: str) -> segno.QRCode:
 def join_code_svg(link: str, projector: bool = False) -> str:
     """:func:`join_code` as inline SVG, dark on white with its quiet zone, at projector size if asked."""
     return join_code(link).svg_inline(scale=12 if projector else 6, dark=INK, light="#ffffff", border=4)
+
+
+SUMMARY_COLUMNS = ("question", "round", "prompt", "answered", "counts", "right", "share_right")
+
+
+def summary_rows(c: LiveClass, t: Text) -> list[dict[str, str | int]]:
+    """A row per question and round the class answered: its number and prompt, how many answered, the count of
+    each choice, the right answer and the share that chose it (whole per cent, as text: empty with no answer). The
+    columns are :data:`SUMMARY_COLUMNS`' words; nothing in a row says who answered."""
+    rows = []
+    for result in summary(c):
+        question, share_right = QUESTIONS[result.question], result.share_right()
+        values = (result.question + 1, result.round, t(f"ex.{question.id}.prompt"), result.answered,
+                  "; ".join(f"{t(question.choice_key(choice))} ({n})" for choice, n in result.counts),
+                  t(question.choice_key(question.answer)), "" if share_right is None else str(round(100 * share_right)))
+        rows.append(dict(zip((t(f"class.summary.{column}") for column in SUMMARY_COLUMNS), values, strict=True)))
+    return rows
+
+
+def summary_csv(c: LiveClass, t: Text) -> bytes:
+    """:func:`summary_rows` as a CSV file: UTF-8 with its byte-order mark (so that a spreadsheet reads Chinese
+    as such), a header row, a row per question and round."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow([t(f"class.summary.{column}") for column in SUMMARY_COLUMNS])
+    writer.writerows(row.values() for row in summary_rows(c, t))
+    return out.getvalue().encode("utf-8-sig")

@@ -18,6 +18,7 @@ from .lessons import LIVE_SCRIPT, QUESTIONS, TOUR
 ACTIVITIES = ("tour", "explorer", "question")
 EXPLORER_KEYS = {control.key for control in CONTROLS}
 RECENT_SECONDS = 60  # "remove the recent joins": the seats that joined this long ago or less
+TIMER_SECONDS = (5, 600)  # a question's countdown: at least, at most
 
 
 class Refused(Exception):
@@ -26,6 +27,24 @@ class Refused(Exception):
     def __init__(self, key: str):
         super().__init__(key)
         self.key = key
+
+
+@dataclass(frozen=True)
+class Result:
+    """One question's round as the class answered it: how many seats chose each choice (nothing of who)."""
+
+    question: int  # index into ui.lessons.QUESTIONS
+    round: int
+    counts: tuple[tuple[str, int], ...]  # (choice, seats), in the question's order of choices
+
+    @property
+    def answered(self) -> int:
+        return sum(n for _, n in self.counts)
+
+    def share_right(self) -> float | None:
+        """The share of the answers that chose the right one (``None``: no answer)."""
+        right = dict(self.counts)[QUESTIONS[self.question].answer]
+        return right / self.answered if self.answered else None
 
 
 @dataclass(frozen=True)
@@ -43,10 +62,15 @@ class LiveClass:
     question: int = 0  # index into ui.lessons.QUESTIONS
     asked: int = 0  # the version the question was asked at: asked again, it is a new question
     phase: str = "open"  # a question's: "open" (answering), "closed" (answers kept, none taken), "revealed"
+    timer: int = 0  # the open question's countdown, in seconds (0: none)
+    closes_at: float = 0.0  # when that countdown ends (the server's clock, s): the question is closed from then
     following: bool = True  # False: students explore on their own
     locked: bool = False  # no new seat (a seat's phone that reloads stays in)
+    paused: bool = False  # every phone shows "look at the projector" (and takes no answer) until resumed
     seats: dict[str, float] = field(default_factory=dict)  # each phone's token -> when it joined (server's clock, s)
     answers: dict[str, str] = field(default_factory=dict)  # the current question's choice, by seat
+    results: tuple[Result, ...] = ()  # the questions asked before the current one, as answered
+    ended: bool = False  # the teacher ended it: no phone is in it, its summary is kept until it expires
 
 
 def new_code() -> str:
@@ -82,12 +106,12 @@ def teacher_token(c: LiveClass) -> str:
     return c.teacher[:16]
 
 
-def teacher_view(c: LiveClass, token: str) -> str | None:
+def teacher_view(c: LiveClass, token: str, now: float = 0.0) -> str | None:
     """What may change on the teacher's page, which polls with its token (:func:`teacher_token`): the
-    version, how many seats there are, how many answered, whether joining is locked. ``None`` for any other
-    token."""
+    version, how many seats there are, how many answered, whether joining is locked, the question's phase at
+    ``now`` (its timer ran out). ``None`` for any other token."""
     if hmac.compare_digest(token, teacher_token(c)):
-        return f"{c.version}/{len(c.seats)}/{len(c.answers)}/{int(c.locked)}"
+        return f"{c.version}/{len(c.seats)}/{len(c.answers)}/{int(c.locked)}/{phase_at(c, now)}"
     return None
 
 
@@ -96,6 +120,8 @@ def join(c: LiveClass, seat: str, now: float, most: int) -> LiveClass:
     when locked); at most ``most`` seats."""
     if BY_KEY["me"].parse(seat) is None:
         raise Refused("class.bad_link")
+    if c.ended:
+        raise Refused("class.ended")
     if seat in c.seats:
         return c
     if c.locked:
@@ -103,6 +129,11 @@ def join(c: LiveClass, seat: str, now: float, most: int) -> LiveClass:
     if len(c.seats) >= most:
         raise Refused("class.full")
     return replace(c, seats={**c.seats, seat: now})
+
+
+def pause(c: LiveClass, paused: bool = True) -> LiveClass:
+    """Every phone on "look at the projector" (``paused``), or back to what it had, its answer included."""
+    return _led(c, paused=paused) if c.paused != paused else c
 
 
 def lock(c: LiveClass, locked: bool = True) -> LiveClass:
@@ -141,12 +172,38 @@ def show_view(c: LiveClass, view: dict[str, str]) -> LiveClass:
     return _led(c, activity="explorer", view=tuple(sorted(view.items())), following=True)
 
 
-def ask(c: LiveClass, question: int) -> LiveClass:
-    """Question ``question`` open, with no answers yet."""
+def ask(c: LiveClass, question: int, timer: int = 0, now: float = 0.0) -> LiveClass:
+    """Question ``question`` open, with no answers yet; with a ``timer`` (seconds), closed by itself that long
+    after ``now`` (the server's clock)."""
     if not 0 <= question < len(QUESTIONS):
         raise Refused("class.bad_question")
+    if not (timer == 0 or TIMER_SECONDS[0] <= timer <= TIMER_SECONDS[1]):
+        raise Refused("class.bad_timer")
     return _led(c, activity="question", question=question, asked=c.version + 1, phase="open", following=True,
-                answers={})
+                answers={}, timer=timer, closes_at=now + timer if timer else 0.0, results=summary(c))
+
+
+def current_result(c: LiveClass) -> Result | None:
+    """The current question's round as answered so far (``None``: no question asked yet)."""
+    if not c.asked:
+        return None
+    return Result(c.question, 1, tuple(counts(c).items()))
+
+
+def summary(c: LiveClass) -> tuple[Result, ...]:
+    """Every question's round the class answered, in order, the current one last."""
+    current = current_result(c)
+    return c.results + ((current,) if current else ())
+
+
+def end(c: LiveClass) -> LiveClass:
+    """The class over: every phone is told, no seat is left; its summary is kept."""
+    return _led(c, ended=True, seats={}, answers={}, results=summary(c), asked=0, activity="tour")
+
+
+def phase_at(c: LiveClass, now: float) -> str:
+    """The question's phase at ``now``: an open one whose timer has run out is closed."""
+    return "closed" if c.phase == "open" and c.closes_at and now >= c.closes_at else c.phase
 
 
 def close(c: LiveClass) -> LiveClass:
@@ -188,11 +245,15 @@ def follow_me(c: LiveClass) -> LiveClass:
     return _led(c, following=True)
 
 
-def answer(c: LiveClass, seat: str, choice: str) -> LiveClass:
-    """``seat``'s answer to the open question: counted once, a new choice replacing the seat's own until the
-    question closes."""
+def answer(c: LiveClass, seat: str, choice: str, now: float = 0.0) -> LiveClass:
+    """``seat``'s answer to the open question at ``now``: counted once, a new choice replacing the seat's own
+    until the question closes (by the teacher, or its timer)."""
     if seat not in c.seats:
         raise Refused("class.not_seated")
+    if c.paused:
+        raise Refused("class.paused")
+    if c.activity == "question" and c.phase == "open" and phase_at(c, now) == "closed":
+        raise Refused("class.time_up")
     if c.activity != "question" or c.phase != "open":
         raise Refused("class.question_closed")
     if choice not in QUESTIONS[c.question].choices:
@@ -212,14 +273,17 @@ def view_state(view: Iterable[tuple[str, str]], projector: bool = False, phone: 
     return ExplorerState(**{k: v for k, v in values.items() if v is not None}, projector=projector, phone=phone)
 
 
-def student_state(c: LiveClass, me: str) -> dict | None:
-    """What the page of seat ``me`` shows of the class (``ui/student/``), as JSON values; ``None`` for
-    anyone without a seat. The Explorer's view is the instant controls' values and the sentence's side."""
-    if me not in c.seats:
+def student_state(c: LiveClass, me: str, now: float = 0.0) -> dict | None:
+    """What the page of seat ``me`` shows of the class at ``now`` (``ui/student/``), as JSON values; ``None``
+    for anyone without a seat. The Explorer's view is the instant controls' values and the sentence's side;
+    ``closes_in``: the seconds an open question's timer has left (``None``: no timer running)."""
+    if me not in c.seats or c.ended:
         return None
-    view = view_state(c.view)
+    view, phase = view_state(c.view), phase_at(c, now)
+    closes_in = round(c.closes_at - now, 1) if c.closes_at and phase == "open" else None
     return {"version": c.version, "activity": c.activity, "step": c.step, "question": c.question, "asked": c.asked,
-            "phase": c.phase, "following": c.following, "scenario": view.scenario,
+            "phase": phase, "closes_in": closes_in, "following": c.following, "paused": c.paused,
+            "scenario": view.scenario,
             "view": {control.key: getattr(view, control.key) for control in INSTANT},
             "mine": c.answers.get(me)}
 
@@ -228,8 +292,12 @@ def as_json(c: LiveClass) -> dict:
     """The record as JSON values (a store keeps it so)."""
     return {"code": c.code, "teacher": c.teacher, "lang": c.lang, "version": c.version, "activity": c.activity,
             "step": c.step, "view": [list(pair) for pair in c.view], "question": c.question, "asked": c.asked,
-            "phase": c.phase, "following": c.following, "locked": c.locked, "seats": c.seats, "answers": c.answers}
+            "phase": c.phase, "timer": c.timer, "closes_at": c.closes_at, "following": c.following,
+            "locked": c.locked, "paused": c.paused, "seats": c.seats, "answers": c.answers, "ended": c.ended,
+            "results": [[r.question, r.round, [list(pair) for pair in r.counts]] for r in c.results]}
 
 
 def from_json(value: dict) -> LiveClass:
-    return LiveClass(**{**value, "view": tuple(tuple(pair) for pair in value["view"])})
+    return LiveClass(**{**value, "view": tuple(tuple(pair) for pair in value["view"]),
+                        "results": tuple(Result(q, n, tuple(tuple(pair) for pair in counted))
+                                         for q, n, counted in value["results"])})

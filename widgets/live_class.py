@@ -1,7 +1,8 @@
 """A live class (``ui.live_class``) on the teacher's page (/class; a student's page is not a Streamlit page:
 ``server.class_routes``): starting a class or taking it over by the teacher's link, each change the teacher
 makes (checked against the teacher's key, refused in words), how to join, who is in, what the class sees
-(a tour step, the Explorer, a question and its reveal), and the poll that follows the class."""
+(a tour step, the Explorer, a question and its reveal), the poll that follows the class, and once it has
+ended its summary."""
 
 from __future__ import annotations
 
@@ -20,22 +21,26 @@ from server.client_address import client, trusted
 from server.lan import students_address
 from server.policy import POLICY
 from server.routes import CLASS_VERSION, PROCESS
-from ui.class_views import answers_description, answers_figure, join_code_svg
+from ui.class_views import answers_description, answers_figure, join_code_svg, summary_csv, summary_rows
 from ui.controls import BY_KEY, INSTANT, ExplorerState, explorer_query
 from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR, lesson_facts
 from ui.live_class import (
     ACTIVITIES,
+    TIMER_SECONDS,
     LiveClass,
     Refused,
     ask,
     check_teacher,
     close,
+    end,
     explore_freely,
     follow_me,
     lock,
     new_code,
     new_key,
     next_in_script,
+    pause,
+    phase_at,
     recent,
     remove_recent,
     reveal,
@@ -58,6 +63,7 @@ from .tour_step import tour_step
 CODE, KEY = "class_code", "class_key"  # this session's class and the teacher's key (never in a student's page)
 PASSPHRASE = "class_passphrase"  # the passphrase field's value (cleared as soon as it is read)
 REMOVED = "class_removed"  # how many seats "remove the last minute's joins" removed, said once
+TIMER = "class_timer"  # the "Timer (seconds)" field beside Ask
 LED = "class_led"  # how many times the class's Explorer view was set here, not in the browser (show me)
 REPORTED = "class_reported"  # the view the teacher's browser last reported
 POLL_SECONDS = 1.0  # how often, on average, the page asks whether the class moved on (followed within 2 s)
@@ -116,7 +122,7 @@ def follow(c: LiveClass) -> None:
     waits on what this run shows while it runs."""
     token = teacher_token(c)
     url = CLASS_VERSION.format(code=c.code) + "?" + urlencode({"me": token})
-    data = {"url": url, "seen": teacher_view(c, token), "process": PROCESS, "every": POLL_SECONDS,
+    data = {"url": url, "seen": teacher_view(c, token, time.time()), "process": PROCESS, "every": POLL_SECONDS,
             "spread": POLL_SPREAD, "retry": RETRY_SECONDS}
     follower(key="class_follower", data=data, on_moved_change=lambda: None)
 
@@ -197,29 +203,55 @@ def activity_change(activity: str):
 
 
 def end_class(t: Text) -> None:
-    if teach(t, lambda c: c) is not None:
-        class_store().end(st.session_state[CODE])
+    """The class over for every phone; this page shows its summary (:func:`class_summary`)."""
+    teach(t, end)
+
+
+def leave_class() -> None:
+    """This page done with its class (ended: its summary stays in the store until the class expires)."""
     for key in (CODE, KEY):
         st.session_state.pop(key, None)
     st.query_params.pop("class", None)
 
 
+def class_summary(record: LiveClass, t: Text) -> None:
+    """An ended class: each question's round, how many answered, the counts and the share right; the same as a
+    CSV file; and a new class."""
+    st.subheader(t("class.summary_title"))
+    rows = summary_rows(record, t)
+    if rows:
+        st.table(rows)
+    else:
+        st.info(t("class.summary_none"), icon=":material/info:")
+    st.caption(t("class.summary_kept"))
+    st.download_button(t("class.download"), summary_csv(record, t), file_name=f"blockstab-class-{record.code}.csv",
+                       mime="text/csv", key="class_download", icon=":material/download:", on_click="ignore")
+    st.button(t("class.new"), key="class_new", on_click=leave_class, type="primary", icon=":material/co_present:")
+
+
 def status(record: LiveClass, t: Text) -> None:
-    """How many seats are taken (a room of 30 that shows 230 is seen), whether joining is locked, and during a
-    question how many answered (never what); the lock and the removal of the last minute's seats."""
+    """How many seats are taken (a room of 30 that shows 230 is seen), whether joining is locked and the phones
+    paused, and during a question how many answered (never what); the lock, the removal of the last minute's
+    seats, and Pause."""
     seats = len(record.seats)
     line = t("class.one_student") if seats == 1 else t("class.students", count=seats)
     if record.locked:
         line += " · " + t("class.locked_status")
+    if record.paused:
+        line += " · " + t("class.paused_status")
     if record.activity == "question":
         line += " · " + t("class.answered", answered=len(record.answers), students=seats)
     st.subheader(line)
-    locking, removing, _ = st.columns([2, 3, 3])
+    locking, removing, pausing = st.columns([2, 3, 2])
     locking.button(t("class.unlock" if record.locked else "class.lock"), key="class_lock", on_click=teach,
                    args=(t, lock), kwargs={"locked": not record.locked}, use_container_width=True,
                    icon=":material/lock_open:" if record.locked else ":material/lock:")
     removing.button(t("class.remove_recent"), key="class_remove_recent", on_click=remove_last_minute, args=(t,),
                     icon=":material/group_remove:", use_container_width=True)
+    pausing.button(t("class.unpause" if record.paused else "class.pause"), key="class_pause", on_click=teach,
+                   args=(t, pause), kwargs={"paused": not record.paused}, use_container_width=True,
+                   type="primary" if record.paused else "secondary",
+                   icon=":material/play_arrow:" if record.paused else ":material/pause:")
     if (removed := st.session_state.pop(REMOVED, None)) is not None:
         st.info(t("class.removed", count=removed), icon=":material/group_remove:")
 
@@ -250,25 +282,39 @@ def explorer(state: ExplorerState, t: Text) -> None:
 def question(record: LiveClass, t: Text, projector: bool) -> None:
     """The question, its choices (the right one marked once revealed), and what to do next with it."""
     asked = QUESTIONS[record.question]
-    pick, go = st.columns([5, 1], vertical_alignment="bottom")
+    phase = phase_at(record, time.time())
+    pick, timing, go = st.columns([8, 2, 2], vertical_alignment="bottom")
     chosen = pick.selectbox(t("class.question"), range(len(QUESTIONS)), index=record.question,
                             key=f"class_question_{record.asked}",
                             format_func=lambda i: f"{i + 1}. {t(f'ex.{QUESTIONS[i].id}.prompt')}")
-    go.button(t("class.ask"), key="class_ask", on_click=teach, args=(t, ask), kwargs={"question": chosen},
-              icon=":material/help:", use_container_width=True)
+    timing.number_input(t("class.timer"), min_value=TIMER_SECONDS[0], max_value=TIMER_SECONDS[1], value=None,
+                        step=5, key=TIMER, help=t("class.timer_help"))
+    go.button(t("class.ask"), key="class_ask", on_click=ask_now, args=(t, chosen), icon=":material/help:",
+              use_container_width=True)
     shut, show, explore, _ = st.columns([2, 2, 3, 2])
-    shut.button(t("class.close"), key="class_close", disabled=record.phase != "open", on_click=teach, args=(t, close),
+    shut.button(t("class.close"), key="class_close", disabled=phase != "open", on_click=teach, args=(t, close),
                 icon=":material/lock:", use_container_width=True)
     show.button(t("class.reveal"), key="class_reveal", disabled=record.phase == "revealed", on_click=teach,
                 args=(t, reveal), icon=":material/bar_chart:", type="primary", use_container_width=True)
     explore.button(t("ex.show_me"), key="class_show_me", disabled=record.phase != "revealed", on_click=teach,
                    args=(t, show_me), kwargs={"led": True}, icon=":material/visibility:", use_container_width=True)
+    if record.timer and phase == "open":
+        st.caption(t("class.timed", seconds=record.timer))
     question_text(record, t)
     if record.phase != "revealed":
         st.markdown("\n".join(f"{n}. {t(asked.choice_key(choice))}" for n, choice in enumerate(asked.choices, 1)))
+        if not projector:  # the teacher's own screen: the split so far, folded (never on the projector)
+            with st.expander(t("class.private_look"), icon=":material/visibility_lock:", key="class_private_look"):
+                st.caption(t("class.private_look_note"))
+                chart(answers_figure(record, t), t, "class_private_answers", answers_description(record, t))
         return
     chart(answers_figure(record, t, projector), t, "class_answers", answers_description(record, t))
     explanation(record, t)
+
+
+def ask_now(t: Text, question: int) -> None:
+    """Ask ``question``, with the timer the field holds (if any), from the server's clock now."""
+    teach(t, ask, question=question, timer=int(st.session_state.get(TIMER) or 0), now=time.time())
 
 
 def class_page(record: LiveClass, t: Text, projector: bool) -> None:

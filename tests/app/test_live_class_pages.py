@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 from dataclasses import replace
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -25,8 +26,9 @@ from support.explorer_view import component_data
 from support.pages import run_page
 from support.text import says
 from ui.bundle import FIGURES, range_part
-from ui.class_views import answers_description, answers_figure, join_code_svg
+from ui.class_views import answers_description, answers_figure, join_code_svg, summary_rows
 from ui.controls import BY_KEY, CODE_ALPHABET, INSTANT, explorer_query
+from ui.examples import markdown_text
 from ui.lessons import LIVE_SCRIPT, QUESTIONS
 from ui.live_class import counts, new_student, view_state
 from ui.student_page import LOOKS
@@ -220,13 +222,27 @@ def test_the_teachers_explorer_leads_the_students_view(store, client):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_ending_the_class_tells_every_student_and_deletes_it(lang, store, client):
+def test_ending_the_class_tells_every_student_and_shows_the_teacher_its_summary_to_download(lang, store, client):
+    t = Text(lang)
     teacher, code = started(lang)
-    student = Student(client, code, lang)
+    students = [Student(client, code, lang) for _ in range(3)]
+    pick(teacher, "question")
+    for student, choice in zip(students, QUESTIONS[0].choices, strict=False):
+        student.answer(choice)
+    teacher.button(key="class_ask").click().run()  # asked again, and no one answers it
     teacher.button(key="class_end").click().run()
-    assert store.read(code) is None and "class" not in teacher.query_params
-    assert teacher.button(key="class_start")  # ready for the next class
-    assert student.state() is None  # (the page says the class has ended)
+    record = store.read(code)
+    assert record.ended and record.seats == {} and all(s.state() is None for s in students)
+    assert Student(client, code, lang).status == 404  # no phone joins an ended class
+    assert t("class.summary_title") in texts(teacher) and t("class.summary_kept") in texts(teacher)
+    (table,) = teacher.table
+    assert [list(table.value.iloc[n]) for n in range(2)] == [list(row.values()) for row in summary_rows(record, t)]
+    assert list(table.value[t("class.summary.answered")]) == [3, 0]
+    download = teacher.get("download_button")[0]
+    assert download.proto.label == t("class.download") and not teacher.exception
+    teacher.button(key="class_new").click().run()
+    assert "class" not in teacher.query_params and teacher.button(key="class_start")  # ready for the next class
+    assert store.read(code).ended  # (kept until it expires)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -326,6 +342,67 @@ def test_every_phone_behind_one_address_counts_and_the_last_minutes_seats_can_be
     assert burst[0].state() is None and early[0].state()["mine"] == QUESTIONS[0].choices[0]
     burst[1].post("answer", {"me": burst[1].me, "asked": record.asked, "choice": QUESTIONS[0].answer})
     assert burst[1].status == 404 and burst[1].said == t("class.not_seated")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_pause_puts_every_phone_on_the_projector_and_resume_gives_back_what_each_had(lang, store, client):
+    t = Text(lang)
+    teacher, code = started(lang)
+    students = [Student(client, code, lang) for _ in range(3)]
+    pick(teacher, "question")
+    assert students[0].answer(QUESTIONS[0].answer)
+    before = [s.state() for s in students]
+    teacher.button(key="class_pause").click().run()
+    assert t("class.students", count=3) + " · " + t("class.paused_status") in " ".join(texts(teacher))
+    assert all(s.state()["paused"] for s in students)
+    students[1].post("answer", {"me": students[1].me, "asked": before[1]["asked"], "choice": QUESTIONS[0].answer})
+    assert (students[1].status, students[1].said) == (409, t("class.paused"))
+    assert teacher.button(key="class_pause").label == t("class.unpause")
+    teacher.button(key="class_pause").click().run()
+    after = [s.state() for s in students]
+    assert [{**a, "version": 0} for a in after] == [{**b, "version": 0} for b in before]
+    assert after[0]["mine"] == QUESTIONS[0].answer and store.read(code).answers == {students[0].me: QUESTIONS[0].answer}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_teachers_own_screen_has_a_private_look_at_the_split_and_the_projector_none(lang, store, client):
+    t = Text(lang)
+    teacher, code = started(lang)
+    students = [Student(client, code, lang) for _ in range(3)]
+    pick(teacher, "question")
+    for student, pick_ in zip(students, (0, 1, 1), strict=True):
+        student.answer(QUESTIONS[0].choices[pick_])
+    again(teacher)
+    record = store.read(code)
+    look = next(e for e in teacher.expander if e.label == t("class.private_look"))
+    assert markdown_text(answers_description(record, t)) in [m.value for m in look.markdown]  # the chart in words
+    for student in students:  # the phones see nothing of it
+        assert student.get("reveal")["error"] == "class.not_revealed" and student.status == 409
+    projector = run_page(TEACHER, lang=lang, projector="true", key=teacher.session_state["class_key"],
+                         **{"class": code})
+    assert t("class.private_look") not in [e.label for e in projector.expander] and not projector.exception
+    assert markdown_text(answers_description(record, t)) not in str(projector._tree)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_question_asked_with_a_timer_counts_down_on_the_phones_and_closes_by_itself(lang, store, client):
+    t = Text(lang)
+    teacher, code = started(lang)
+    student = Student(client, code, lang)
+    pick(teacher, "question")
+    field = teacher.number_input(key="class_timer")
+    assert field.label == t("class.timer") and field.value is None and not store.read(code).timer  # none by default
+    field.set_value(30)
+    teacher.button(key="class_ask").click().run()
+    record = store.read(code)
+    assert record.timer == 30 and 0 < record.closes_at - time.time() <= 30
+    assert t("class.timed", seconds=30) in texts(teacher) and not teacher.button(key="class_close").disabled
+    assert 25 < student.state()["closes_in"] <= 30
+    store.update(code, lambda c: replace(c, closes_at=time.time() - 0.1))  # (its zero, come)
+    again(teacher)
+    assert teacher.button(key="class_close").disabled and t("class.timed", seconds=30) not in texts(teacher)
+    assert (student.state()["phase"], student.answer(QUESTIONS[0].answer)) == ("closed", None)
+    assert (student.status, student.said) == (409, t("class.time_up"))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -435,4 +512,5 @@ def test_the_teachers_page_runs_when_a_student_joins_or_answers_and_tells_a_stra
                 f"{CLASS_VERSION.format(code='x<y')}?me={student.me}", CLASS_VERSION.format(code=code) + "?me="):
         assert polled(url) is None
     teacher.button(key="class_end").click().run()
-    assert store.read(code) is None and polled(follows["url"]) is None
+    assert store.read(code).ended  # its summary is kept; the page shows it and follows nothing
+    assert not [e for e in teacher.get("bidi_component") if e.proto.component_name.endswith("blockstab.follow")]

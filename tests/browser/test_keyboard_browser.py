@@ -232,8 +232,10 @@ def test_a_live_class_by_keyboard(new_page, app_url):
     teacher.keyboard.press("Enter")  # the popover opens: its one button next
     tab_to(teacher, EN("class.end_confirm"), from_here=True)
     teacher.keyboard.press("Enter")
-    teacher.get_by_role("button", name=EN("class.start")).wait_for()
+    teacher.get_by_role("button", name=EN("class.new")).wait_for()  # the class's summary, then a new class
     expect(student.locator("#activity")).to_have_text(EN("class.not_seated"))
+    settled(teacher)
+    walk(teacher, EN("class.download"), EN("class.new"))
 
 
 def test_a_ring_is_seen_at_3_to_1_only():

@@ -1,22 +1,26 @@
 """A live class in real Chromium, on a server started for the LAN (``python -m server --lan``): the teacher's
 Streamlit page on the projector, and three students on the light page the QR code opens (``/join``: no
 Streamlit session each), read off the screen as a phone's camera reads it: one phone at 390 px, one student
-in Chinese. They follow a tour step, answer a question (one changes their answer), see the reveal, the
-teacher's "show me", explore freely, are called back and see the class end. No request leaves a page's
+in Chinese. They follow a tour step, answer a question (one changes their answer), are paused and resumed,
+see the reveal, the teacher's "show me", explore freely, are called back, answer a timed question that closes
+by itself and see the class end. No request leaves a page's
 origin, the teacher's key is on no student's page, and axe-core finds nothing on the student's page at
 390 px and 1280 px in both languages."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import expect
 
 from server.lan import is_loopback, lan_address
-from support.browser import axe_violations, open_app, read_qr, runs, shot, wait_for_view
+from support.browser import assert_healthy, axe_violations, open_app, read_qr, runs, shot, wait_for_view
 from testbed.local_server import PHONE_USER_AGENT
-from ui.class_views import answers_description
+from ui.class_views import SUMMARY_COLUMNS, answers_description
 from ui.controls import INSTANT, explorer_query
 from ui.lessons import QUESTIONS, TOUR
 from ui.live_class import answer, ask, join, reveal, start, view_state
@@ -118,6 +122,16 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         students[0].reload()  # a reload keeps the student and their one answer
         expect(students[0].get_by_role("radio", name=EN(asked.choice_key(asked.answer)))).to_be_checked()
 
+        teacher.get_by_role("button", name=EN("class.pause")).click()  # "eyes up": every phone, nothing to tap
+        for student, t in zip(students, (EN, ZH, EN), strict=True):
+            expect(student.locator("#activity")).to_have_text(t("join.look_up"))
+            expect(student.locator("#announced")).to_have_text(t("join.look_up"))
+            assert student.get_by_role("radio").count() == 0
+        assert axe_violations(students[1]) == []
+        teacher.get_by_role("button", name=EN("class.unpause")).click()
+        for student, t, choice in zip(students, (EN, ZH, EN), (asked.answer, wrong, asked.answer), strict=True):
+            expect(student.get_by_role("radio", name=t(asked.choice_key(choice)))).to_be_checked()
+
         teacher.get_by_role("button", name=EN("class.reveal")).click()
         teacher.wait_for_selector(".js-plotly-plot")
         for student, t, kind in zip(students, (EN, ZH, EN), ("ex.right", "ex.wrong", "ex.right"), strict=True):
@@ -155,10 +169,35 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         wait_for_view(own, **want)  # called back to the teacher's view, read-only again
         expect(own.locator(".instant-explorer input")).to_have_count(0)
 
+        teacher.get_by_role("button", name=EN("class.activity.question"), exact=True).click()  # timed, 10 s
+        teacher.get_by_role("spinbutton", name=EN("class.timer")).fill("10")
+        teacher.get_by_role("spinbutton", name=EN("class.timer")).press("Enter")
+        teacher.get_by_role("button", name=EN("class.ask"), exact=True).click()
+        teacher.get_by_text(EN("class.timed", seconds=10)).wait_for()
+        for student, t in zip(students, (EN, ZH, EN), strict=True):
+            expect(student.locator(".countdown")).to_have_text(re.compile(
+                "|".join(re.escape(t("join.seconds_left", seconds=n)) for n in range(1, 11))))
+        shot(students[1], "live-class-phone-timer-zh")
+        for student, t in zip(students, (EN, ZH, EN), strict=True):  # no one touches the class: it closes
+            expect(student.locator("#activity .note")).to_have_text(t("join.closed"), timeout=15_000)
+            expect(student.locator(".countdown")).to_be_hidden()
+            expect(student.locator("#announced")).to_have_text(t("join.time_up"))
+        expect(teacher.get_by_role("button", name=EN("class.close"))).to_be_disabled()
+
         teacher.get_by_role("button", name=EN("class.end"), exact=False).click()
         teacher.get_by_role("button", name=EN("class.end_confirm")).click()
         for student, t in zip(students, (EN, ZH, EN), strict=True):
             expect(student.locator("#activity")).to_have_text(t("class.not_seated"))
+        teacher.get_by_text(EN("class.summary_title")).wait_for()  # the summary, and the same as a CSV file
+        with teacher.expect_download() as downloading:
+            teacher.get_by_role("button", name=EN("class.download")).click()
+        rows = list(csv.reader(io.StringIO(Path(downloading.value.path()).read_bytes().decode("utf-8-sig"))))
+        assert rows[0] == [EN(f"class.summary.{column}") for column in SUMMARY_COLUMNS] and len(rows) == 4
+        assert rows[1][:4] == ["1", "1", EN(f"ex.{asked.id}.prompt"), "3"]
+        assert [row[3] for row in rows[2:]] == ["0", "0"]  # asked again twice ("Question", then with the timer)
+        assert_healthy(teacher)
+        assert not any(student.url.split("me=")[1].split("&")[0] in str(rows) for student in students)
+        shot(teacher, "live-class-summary")
         for student in students:
             assert key not in student.content() and key not in student.url
         assert elsewhere == [] and errors == []

@@ -101,3 +101,13 @@ test("a new step or question is announced; the same one again (a reconnect, a cl
   assert.ok(!isNew({ ...asked, kind: "closed" }, { ...asked, kind: "revealed" }));
   assert.ok(isNew(asked, { ...asked, asked: 5 })); // asked again: a new question
 });
+
+test("a pause shows the projector's call, then the page goes back to what it had, its answer included", () => {
+  const asking = state({ version: 1, activity: "question", question: 2, asked: 1 });
+  let page = run(start("ACDEFG"), { type: "joined", me: "m", state: asking }, { type: "answered", asked: 1, choice: "hold" });
+  page = next(page, { type: "state", state: { ...asking, version: 2, paused: true, mine: "hold" } });
+  assert.deepEqual(showing(page), { kind: "paused" });
+  assert.ok(isNew({ kind: "question", question: 2, asked: 1 }, showing(page))); // announced
+  page = next(page, { type: "state", state: { ...asking, version: 3, paused: false, mine: "hold" } });
+  assert.deepEqual(showing(page), { kind: "question", question: 2, asked: 1, choice: "hold", version: 3 });
+});

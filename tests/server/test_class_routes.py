@@ -178,6 +178,33 @@ def test_a_student_answers_once_however_often_it_is_sent_and_a_reload_keeps_it(c
     assert again == me and state["mine"] == choice and len(store.read(code).seats) == 1
 
 
+def test_a_timed_question_closes_on_every_stream_by_itself_and_a_late_answer_is_refused_in_words(cluster, a_class):
+    """No one touches the class: at the timer's zero, each process's stream pushes the question closed; an
+    answer after it is refused, in the page's language."""
+    store, ports = cluster
+    code, _ = a_class
+    students = [joined(port, code) for port in ports]
+    streams = [Stream(port, code, me) for port, (me, _) in zip(ports, students, strict=True)]
+    try:
+        for stream in streams:
+            stream.wait(1)
+        asked = store.update(code, lambda c: ask(c, 1, timer=5, now=time.time() - 3.5))  # 1.5 s left
+        for stream in streams:
+            stream.wait_until(lambda s: s["asked"] == asked.asked and s["closes_in"] is not None)
+            assert 0 < stream.states[-1][1]["closes_in"] <= 1.5
+        for stream in streams:
+            stream.wait_until(lambda s: s["asked"] == asked.asked and s["phase"] == "closed", seconds=10)
+            assert (stream.states[-1][1]["phase"], stream.states[-1][1]["closes_in"]) == ("closed", None)
+        assert time.time() >= asked.closes_at
+        body = {"me": students[0][0], "asked": asked.asked, "choice": QUESTIONS[1].answer}
+        status, _, said = call(ports[1], "POST", f"/api/class/{code}/answer?lang=zh", body)
+        assert (status, json.loads(said)) == (409, {"error": "class.time_up", "message": ZH("class.time_up")})
+        assert store.read(code).answers == {}
+    finally:
+        for stream in streams:
+            stream.close()
+
+
 BAD = [  # (method, path, body, status, the catalog's key)
     ("POST", "/api/class/0OI1L0/join", {}, 400, "class.bad_code"),
     ("POST", "/api/class/{code}/join", {"me": "<script>"}, 400, "class.bad_link"),

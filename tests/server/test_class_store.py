@@ -46,9 +46,9 @@ def test_a_class_is_kept_read_changed_and_ended(make_store):
     code = a_class(store)
     student = new_student()
     teacher = teacher_token(store.read(code))
-    assert store.read(code).code == code and followed(store, code, teacher) == "0/0/0/0"
+    assert store.read(code).code == code and followed(store, code, teacher) == "0/0/0/0/open"
     changed = store.update(code, lambda c: ask(join(c, student, 0.0, 200), 2))
-    assert store.read(code) == changed and followed(store, code, teacher) == "1/1/0/0"  # (the teacher's page's)
+    assert store.read(code) == changed and followed(store, code, teacher) == "1/1/0/0/open"  # (the teacher's page's)
     assert followed(store, code, student) is None and followed(store, "NOSUCH", teacher) is None
     store.end(code)
     assert store.read(code) is None and followed(store, code, teacher) is None

@@ -1,5 +1,6 @@
 """The live class's answers, revealed: the bar chart and its description come from the class's counts."""
 
+import csv
 import io
 import re
 
@@ -8,9 +9,18 @@ import zxingcpp
 from PIL import Image
 
 from support.figures import contrast
-from ui.class_views import answers_description, answers_figure, join_code, join_code_svg, share
+from ui.class_views import (
+    SUMMARY_COLUMNS,
+    answers_description,
+    answers_figure,
+    join_code,
+    join_code_svg,
+    share,
+    summary_csv,
+    summary_rows,
+)
 from ui.lessons import QUESTIONS
-from ui.live_class import answer, ask, join, new_code, new_key, new_student, reveal, start
+from ui.live_class import answer, ask, end, join, new_code, new_key, new_student, reveal, start
 from ui.text import Text
 
 LANGS = pytest.mark.parametrize("lang", ["en", "zh"])
@@ -91,3 +101,26 @@ def test_the_join_code_svg_is_dark_on_white_and_larger_for_the_projector():
     colours = [re.search(rf'{attribute}="#([0-9a-fA-F]+)"', small).group(1) for attribute in ("stroke", "fill")]
     dark, light = ("#" + (c if len(c) == 6 else "".join(2 * d for d in c)) for c in colours)  # (#fff is #ffffff)
     assert contrast(dark, light) >= 7, (dark, light)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_summary_and_its_csv_say_each_questions_counts_and_share_right_and_nothing_of_who(lang):
+    t = Text(lang)
+    c = revealed(0, [0, 1, 1, 2, 1], 7)
+    seated, right = list(c.seats), QUESTIONS[0].choices.index(QUESTIONS[0].answer)
+    c = end(ask(c, 3))  # then question 4, asked and not answered, and the class ended
+    rows = summary_rows(c, t)
+    header = [t(f"class.summary.{column}") for column in SUMMARY_COLUMNS]
+    assert [list(row) for row in rows] == [header, header]
+    first = list(rows[0].values())
+    assert first[:2] == [1, 1] and first[2] == t(f"ex.{QUESTIONS[0].id}.prompt") and first[3] == 5
+    assert first[4] == "; ".join(f"{t(QUESTIONS[0].choice_key(ch))} ({[0, 1, 1, 2, 1].count(i)})"
+                                 for i, ch in enumerate(QUESTIONS[0].choices))
+    assert first[5] == t(QUESTIONS[0].choice_key(QUESTIONS[0].answer))
+    assert first[6] == str(round(100 * [0, 1, 1, 2, 1].count(right) / 5))
+    assert list(rows[1].values())[3] == 0 and list(rows[1].values())[6] == ""
+    made = summary_csv(c, t)
+    assert made.startswith(b"\xef\xbb\xbf")  # UTF-8's mark: a spreadsheet reads Chinese as such
+    read = list(csv.reader(io.StringIO(made.decode("utf-8-sig"))))
+    assert read[0] == header and read[1] == [str(v) for v in first] and len(read) == 3
+    assert not any(token in made.decode("utf-8-sig") for token in seated)

@@ -195,7 +195,7 @@ def test_no_catalog_key_is_unused():
 # Where t() gets a key from a variable, and the constants / computed keys that feed it.
 REFUSALS = {"class.not_teacher", "class.bad_link", "class.full", "class.ended", "class.too_many", "class.not_seated",
             "class.question_closed", "class.bad_choice", "class.bad_step", "class.bad_question", "class.not_revealed",
-            "class.locked"}
+            "class.locked", "class.paused", "class.bad_timer", "class.time_up"}
 VARIABLE_SITES = {
     "ui/verdicts.py": {k for k in EN if k.startswith("verdict.") or k.startswith("unit.")},
     "pages/exercises.py": {"ex.right", "ex.wrong"},

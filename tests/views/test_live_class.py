@@ -14,6 +14,7 @@ from ui.live_class import (
     CODE_ALPHABET,
     CODE_LENGTH,
     RECENT_SECONDS,
+    TIMER_SECONDS,
     LiveClass,
     Refused,
     answer,
@@ -22,6 +23,7 @@ from ui.live_class import (
     check_teacher,
     close,
     counts,
+    end,
     explore_freely,
     follow_me,
     from_json,
@@ -31,6 +33,8 @@ from ui.live_class import (
     new_key,
     new_student,
     next_in_script,
+    pause,
+    phase_at,
     recent,
     remove_recent,
     reveal,
@@ -40,6 +44,7 @@ from ui.live_class import (
     show_view,
     start,
     student_state,
+    summary,
     teacher_token,
     teacher_view,
 )
@@ -95,6 +100,66 @@ def test_a_locked_class_takes_no_new_seat_but_keeps_its_own_and_opens_again():
     assert answer(c, STUDENTS[3], QUESTIONS[0].answer).answers == {STUDENTS[3]: QUESTIONS[0].answer}
     newcomer = new_student()
     assert newcomer in join(lock(c, False), newcomer, NOW + 60, MOST).seats
+
+
+def test_a_pause_puts_every_phone_on_the_projector_and_a_resume_gives_each_seat_back_what_it_had():
+    c = answer(a_class(), STUDENTS[0], QUESTIONS[0].choices[1])
+    before = {s: student_state(c, s) for s in STUDENTS}
+    paused = pause(c)
+    assert paused.version == c.version + 1 and pause(paused) == paused  # (pausing again changes nothing)
+    assert all(student_state(paused, s)["paused"] for s in STUDENTS)
+    with pytest.raises(Refused) as refused:
+        answer(paused, STUDENTS[1], QUESTIONS[0].answer)  # nothing to tap, and a script's answer is refused
+    assert refused.value.key == "class.paused"
+    resumed = pause(paused, False)
+    assert {s: {**student_state(resumed, s), "version": 0} for s in STUDENTS} == {
+        s: {**state, "version": 0} for s, state in before.items()}  # each its own, its answer included
+    assert resumed.answers == c.answers and resumed.version == c.version + 2
+
+
+def test_a_timed_question_closes_by_itself_on_the_servers_clock_and_a_late_answer_is_refused():
+    c = ask(a_class(), 2, timer=30, now=NOW)
+    assert (c.timer, c.closes_at) == (30, NOW + 30)
+    assert [phase_at(c, NOW + dt) for dt in (0, 29.9, 30, 400)] == ["open", "open", "closed", "closed"]
+    c = answer(c, STUDENTS[0], QUESTIONS[2].answer, NOW + 29.9)
+    with pytest.raises(Refused) as refused:
+        answer(c, STUDENTS[1], QUESTIONS[2].answer, NOW + 30)
+    assert refused.value.key == "class.time_up" and c.version == ask(a_class(), 2).version
+    state = student_state(c, STUDENTS[0], NOW + 12.25)
+    assert (state["phase"], state["closes_in"], state["mine"]) == ("open", 17.8, QUESTIONS[2].answer)
+    assert (student_state(c, STUDENTS[0], NOW + 31)["phase"], student_state(c, STUDENTS[0], NOW + 31)["closes_in"]) \
+        == ("closed", None)
+    token = teacher_token(c)
+    assert teacher_view(c, token, NOW + 29) != teacher_view(c, token, NOW + 30)  # the teacher's page runs at zero
+    revealed = reveal(c)
+    assert phase_at(revealed, NOW + 31) == "revealed" and student_state(revealed, STUDENTS[0], NOW)["closes_in"] is None
+    untimed = ask(c, 1)
+    assert (untimed.timer, untimed.closes_at, phase_at(untimed, NOW + 10**6)) == (0, 0.0, "open")
+    for bad in (TIMER_SECONDS[0] - 1, TIMER_SECONDS[1] + 1, -5):
+        with pytest.raises(Refused) as refused:
+            ask(c, 1, timer=bad, now=NOW)
+        assert refused.value.key == "class.bad_timer"
+
+
+def test_the_summary_is_every_question_asked_as_answered_and_ending_keeps_it_and_lets_no_phone_in():
+    c = a_class()  # question 0 asked
+    for n, student in enumerate(STUDENTS):
+        c = answer(c, student, QUESTIONS[0].choices[n % 2])
+    c = ask(show_step(c, 3), 2)  # a tour step between: question 0 is done when question 2 is asked
+    c = answer(c, STUDENTS[0], QUESTIONS[2].answer)
+    done = summary(c)
+    assert [(r.question, r.round, r.answered) for r in done] == [(0, 1, len(STUDENTS)), (2, 1, 1)]
+    assert dict(done[0].counts) == {choice: sum(n % 2 == i for n in range(len(STUDENTS)))
+                                     for i, choice in enumerate(QUESTIONS[0].choices)}
+    assert done[1].share_right() == 1.0 and summary(ask(c, 1))[2].share_right() is None  # (no answer yet)
+    over = end(c)
+    assert summary(over) == done and over.ended and over.version == c.version + 1
+    assert over.seats == {} and over.answers == {} and student_state(over, STUDENTS[0]) is None
+    with pytest.raises(Refused) as refused:
+        join(over, new_student(), NOW, MOST)
+    assert refused.value.key == "class.ended"
+    assert from_json(as_json(over)) == over
+    assert not any(student in str(as_json(over)) for student in STUDENTS)  # nothing of who answered
 
 
 def test_removing_the_recent_joins_removes_those_seats_and_their_answers_only():
@@ -237,11 +302,15 @@ class AnyOrder(RuleBasedStateMachine):
             try:
                 self.c = answer(self.c, student, choices[pick % len(choices)])
             except Refused as refused:
-                assert refused.key in ("class.not_seated", "class.question_closed")
+                assert refused.key in ("class.not_seated", "class.question_closed", "class.paused")
 
     @rule(locked=st.booleans())
     def locks(self, locked):
         self.c = lock(self.c, locked)
+
+    @rule(paused=st.booleans())
+    def pauses(self, paused):
+        self.c = pause(self.c, paused)
 
     @rule()
     def removes_the_recent(self):

@@ -45,13 +45,14 @@ export function mine(page) {
   return page.sent && page.state && page.sent.asked === page.state.asked ? page.sent.choice : page.state?.mine ?? null;
 }
 
-// What the page shows: {kind} of no_code, joining (``error``: why it waits, if it does), refused, ended, tour
-// (``step``), question, closed, revealed (``question``, ``asked``, ``choice``: the student's), or explorer
-// (``free``: the student's own switches).
+// What the page shows: {kind} of no_code, joining (``error``: why it waits, if it does), refused, ended, paused
+// (the teacher's "look at the projector"), tour (``step``), question, closed, revealed (``question``, ``asked``,
+// ``choice``: the student's), or explorer (``free``: the student's own switches).
 export function showing(page) {
   if (page.phase === "joining" && page.error) return { kind: "joining", error: page.error };
   if (page.phase !== "following") return { kind: page.phase };
   const s = page.state;
+  if (s.paused) return { kind: "paused" };
   if (!s.following) return { kind: "explorer", free: true, scenario: s.scenario };
   if (s.activity === "tour") return { kind: "tour", step: s.step };
   if (s.activity === "explorer") return { kind: "explorer", free: false, scenario: s.scenario };

@@ -17,6 +17,9 @@ let lang = data.lang;
 let page = start(data.code);
 let drawn = null; // what the activity area shows (showing()), and in which language
 let drawing = Promise.resolve();
+let timed = null; // the state whose timer the page counts down
+let countdown = null; // its interval
+let ends = null; // when its count reaches zero (performance.now()), while one runs
 
 const escape = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -199,7 +202,7 @@ async function explorer(view, here) {
 }
 
 const DRAW = { tour, question, closed: question, revealed: question, explorer };
-const SAID = { ended: "class.not_seated", joining: "join.joining" };
+const SAID = { ended: "class.not_seated", joining: "join.joining", paused: "join.look_up" };
 
 // Whether the activity area, showing ``before``, can take ``after`` in place: the same question still open,
 // or the Explorer in the same mode (the language unchanged).
@@ -209,7 +212,41 @@ function inPlace(before, after) {
       && before.view.free === after.free && before.view.scenario === after.scenario);
 }
 
+// An open question's seconds left, counted down on the page from the server's ``closes_in`` (the phone's clock
+// is never compared with the server's); a screen reader hears it once when 10 s are left, and at zero.
+function countDown(state) {
+  clearInterval(countdown);
+  const shown = document.querySelector(".countdown");
+  shown.hidden = true;
+  if (ends !== null && ends - performance.now() < 1000 && state.phase === "closed") {
+    announced.innerHTML = word("join.time_up"); // (the server's zero came as the page's own)
+  }
+  ends = null;
+  if (page.phase !== "following" || state.paused || state.phase !== "open" || state.closes_in == null) return;
+  ends = performance.now() + state.closes_in * 1000;
+  let warned = false;
+  const tick = () => {
+    const left = Math.max(0, Math.ceil((ends - performance.now()) / 1000));
+    shown.innerHTML = word("join.seconds_left", { seconds: left });
+    shown.hidden = false;
+    if (left <= 10 && !warned) {
+      warned = true;
+      announced.textContent = shown.textContent;
+    }
+    if (left === 0) {
+      clearInterval(countdown);
+      announced.innerHTML = word("join.time_up");
+    }
+  };
+  tick();
+  countdown = setInterval(tick, 250);
+}
+
 function render() {
+  if (page.state !== timed) {
+    timed = page.state;
+    countDown(page.state ?? {});
+  }
   const view = showing(page);
   const before = drawn;
   document.querySelector(".reconnect").hidden = page.failures === 0;
@@ -227,7 +264,7 @@ function render() {
     } else if (SAID[view.kind]) {
       activity.replaceChildren(...(view.error ? [problem(view.error)] : []),
         markup("p", { class: "note" }, word(SAID[view.kind])));
-      title = view.kind === "ended" ? activity.textContent : null;
+      title = view.kind === "ended" || view.kind === "paused" ? activity.textContent : null;
     }
     if (title && isNew(before?.view, view)) announced.textContent = title; // the live region: what is new
   });
@@ -261,7 +298,7 @@ function switchLanguage(event) {
 function studentPage() {
   document.querySelector(".languages a").addEventListener("click", switchLanguage);
   const reconnect = markup("p", { class: "reconnect note", hidden: "" }, word("join.reconnecting"));
-  activity.before(reconnect);
+  activity.before(reconnect, markup("p", { class: "countdown", hidden: "" }));
   if (data.code) {
     render();
     join();
