@@ -53,8 +53,67 @@ def text_for(request: Request) -> Text:
 
 
 def refused(request: Request, key: str, status: int) -> JSONResponse:
+    waits = {"Retry-After": str(GUESS_SECONDS)} if status == 429 else {}
     return JSONResponse({"error": key, "message": text_for(request)(key)}, status,
-                        headers={"Cache-Control": "no-store"})
+                        headers={"Cache-Control": "no-store", **waits})
+
+
+class Misses:
+    """The computers past their wrong tries a minute (``WRONG_CODES_PER_MINUTE``, counted across the cluster),
+    until that minute is out, and the seats this process has seen in the classes it read: a blocked computer's
+    request naming a seat it has not seen is refused at once, without reading the store, while its seated
+    phones (a school's, behind the same address) go on. A request that names no live class, or a seat the class
+    does not have, is such a try too (a script reading random seats, say), so that one computer's flood costs
+    the class a dictionary look-up a request. At most ``most`` computers and classes are kept (the oldest go
+    first)."""
+
+    def __init__(self, most: int = 10_000, clock=time.monotonic):
+        self.most, self.clock = most, clock
+        self.until: OrderedDict[str, float] = OrderedDict()
+        self.seats: OrderedDict[str, frozenset[str]] = OrderedDict()  # code -> its seats, as last read here
+
+    def seen(self, record) -> None:
+        """``record``'s seats, as just read."""
+        if record is not None:
+            self.seats.pop(record.code, None)
+            self.seats[record.code] = frozenset(record.seats)
+            while len(self.seats) > self.most:
+                self.seats.popitem(last=False)
+
+    def refuses(self, who: str, code: str, me: str) -> bool:
+        """Whether this process refuses ``who``'s request for seat ``me`` of class ``code`` unread."""
+        return self.refused(who) and me not in self.seats.get(code, ())
+
+    def refused(self, who: str) -> bool:
+        until = self.until.get(who)
+        if until is not None and until <= self.clock():
+            del self.until[who]
+            return False
+        return until is not None
+
+    def block(self, who: str) -> None:
+        self.until.pop(who, None)
+        self.until[who] = self.clock() + GUESS_SECONDS
+        while len(self.until) > self.most:
+            self.until.popitem(last=False)
+
+
+MISSES = Misses()
+
+
+def guard(request: Request, code: str, me: str) -> None:
+    """Refuse at once (429) a computer past its wrong tries, unless it names a seat this process has seen."""
+    if MISSES.refuses(client_of(request), code, me):
+        raise Refusal("class.too_many_tries", 429)
+
+
+async def missed(request: Request) -> None:
+    """Count a request that named no live class or no seat against its computer's wrong codes a minute;
+    past them, this process refuses the computer's class requests until the minute is out."""
+    who = client_of(request)
+    if not await run_in_threadpool(class_store().allow, f"wrong:{who}", POLICY["WRONG_CODES_PER_MINUTE"],
+                                   GUESS_SECONDS):
+        MISSES.block(who)
 
 
 def answered(value) -> JSONResponse:
@@ -133,16 +192,21 @@ async def join_class(request: Request) -> JSONResponse:
     or the server's (the cluster's), the code is not even looked up (``ClassStore.guess``)."""
     code, asked = the_code(request), await body_of(request)
     me = the_student(asked["me"]) if "me" in asked else new_student()
+    guard(request, code, me)
     store = class_store()
     record = await run_in_threadpool(store.read, code)
+    MISSES.seen(record)
     if record is None or me not in record.seats:
         bounds = [(f"wrong:{client_of(request)}", POLICY["WRONG_CODES_PER_MINUTE"]),
                   (SERVER_WRONG, POLICY["SERVER_WRONG_CODES_PER_MINUTE"])]
         over = await run_in_threadpool(store.guess, code, bounds, GUESS_SECONDS)
+        if over is not None and over != SERVER_WRONG:
+            MISSES.block(bounds[0][0].removeprefix("wrong:"))
         if over is not None:
             raise Refusal("class.server_too_many_tries" if over == SERVER_WRONG else "class.too_many_tries", 429)
         record = await run_in_threadpool(
             store.update, code, lambda c: join(c, me, time.time(), POLICY["STUDENTS_PER_CLASS"]))
+        MISSES.seen(record)
     return answered({"me": me, "state": student_state(record, me, time.time())})
 
 
@@ -150,8 +214,18 @@ async def join_class(request: Request) -> JSONResponse:
 async def class_state(request: Request) -> JSONResponse:
     """``{"state": ...}``: what the student's page shows (``null``: ended, never was, or not in it: all alike)."""
     code, me = the_code(request), the_student(request.query_params.get("me"))
+    guard(request, code, me)
     record = await run_in_threadpool(class_store().read, code)
+    MISSES.seen(record)
+    if no_seat(record, me):
+        await missed(request)
     return answered({"state": student_state(record, me, time.time()) if record else None})
+
+
+def no_seat(record, me: str) -> bool:
+    """Whether a request names no live class, or a seat a class still running does not have (an ended
+    class's phones asking again are not counted)."""
+    return record is None or not record.ended and me not in record.seats
 
 
 @refusals
@@ -159,12 +233,16 @@ async def class_events_stream(request: Request) -> EventSourceResponse:
     """The student's state at once, then again each time it changes (or its question's timer runs out), as
     ``state`` events; ``null`` (and the stream's end) once the class has ended or the student is not in it."""
     code, me = the_code(request), the_student(request.query_params.get("me"))
+    guard(request, code, me)
 
     async def states():
         seen = ()
         while True:
             moves, heard = class_events.watch(code)
             record = await class_events.read(code, heard)
+            MISSES.seen(record)
+            if seen == () and no_seat(record, me):
+                await missed(request)  # (named at the stream's start; a seat removed later is not)
             now = time.time()
             state = student_state(record, me, now) if record else None
             if state != seen:
@@ -187,6 +265,7 @@ async def class_answer(request: Request) -> JSONResponse:
     me, choice, at = the_student(asked.get("me")), asked.get("choice"), asked.get("asked")
     if not isinstance(choice, str) or type(at) is not int:
         raise Refusal("class.bad_request", 400)
+    guard(request, code, me)
 
     def answered_now(c):
         if me not in c.seats:
@@ -198,6 +277,8 @@ async def class_answer(request: Request) -> JSONResponse:
     try:
         changed = await run_in_threadpool(class_store().update, code, answered_now)
     except Refused as refused:
+        if refused.key in ("class.not_seated", "class.ended"):
+            await missed(request)
         raise Refused("class.not_seated") if refused.key == "class.ended" else refused from None
 
     return answered({"counted": me in changed.answers})
@@ -211,8 +292,12 @@ async def class_reveal(request: Request) -> JSONResponse:
     """The revealed question: the class's answers (a chart and the chart in words), the right answer and
     why, and this student's own outcome. Made once per class, version and language."""
     code, me, t = the_code(request), the_student(request.query_params.get("me")), text_for(request)
+    guard(request, code, me)
     record = await run_in_threadpool(class_store().read, code)
+    MISSES.seen(record)
     if record is None or me not in record.seats:
+        if no_seat(record, me):
+            await missed(request)
         raise Refused("class.not_seated")
     if record.activity != "question" or record.phase != "revealed":
         raise Refused("class.not_revealed")

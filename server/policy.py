@@ -32,7 +32,7 @@ LIMITS = {limit.name: limit for limit in (
     Limit("STUDENTS_PER_CLASS", 200, "class", "seats (phones that joined)"),
     Limit("STARTS_PER_HOUR", 10, "address", "classes started in an hour"),
     Limit("PASSPHRASE_TRIES_PER_HOUR", 10, "address", "wrong teacher's passphrases in an hour"),
-    Limit("WRONG_CODES_PER_MINUTE", 30, "address", "tries to join a code that is no live class, a minute"),
+    Limit("WRONG_CODES_PER_MINUTE", 30, "address", "requests naming a code or a seat that is none, a minute"),
     Limit("SERVER_WRONG_CODES_PER_MINUTE", 300, "server", "tries to join a code that is no live class, a minute"),
     Limit("REQUEST_BURST", 2000, "address", "requests to `/join` and `/api/…` at once"),
     Limit("REQUESTS_PER_SECOND", 100.0, "address", "requests to `/join` and `/api/…` a second, after the burst"),

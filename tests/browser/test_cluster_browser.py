@@ -236,7 +236,7 @@ def test_a_class_spans_replicas_and_survives_the_students_replica_dying(cluster,
     teacher.get_by_role("button", name=EN("class.activity.question"), exact=True).click()
     asked = QUESTIONS[0]
     student.get_by_role("radio", name=EN(asked.choice_key(asked.answer))).check()
-    teacher.get_by_text(re.compile(re.escape(EN("class.answered", answered=1, students=1)))).wait_for()
+    teacher.get_by_role("heading", name=re.compile(re.escape(EN("class.answered", answered=1, students=1)))).wait_for()
 
     killed = replica_of(student)
     os.kill(cluster.replicas[killed][0], signal.SIGKILL)

@@ -218,7 +218,7 @@ def test_a_live_class_by_keyboard(new_page, app_url):
     tab_to(student, choices[0], exact=True)
     student.keyboard.press("ArrowDown")  # a radio group: its arrows choose
     expect(student.get_by_role("radio", name=choices[1])).to_be_checked()
-    teacher.get_by_text(re.compile(re.escape(EN("class.answered", answered=1, students=1)))).wait_for()
+    teacher.get_by_role("heading", name=re.compile(re.escape(EN("class.answered", answered=1, students=1)))).wait_for()
 
     settled(teacher)
     walk(teacher, EN("class.question"), EN("class.ask"), EN("class.close"), EN("class.reveal"))

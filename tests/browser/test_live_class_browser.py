@@ -53,6 +53,12 @@ def answered(choices: tuple[str, ...]):
     return reveal(c)
 
 
+def status_says(teacher, answered: int, students: int) -> None:
+    """Wait until the teacher's status (its heading, not the private look's chart) says so many answered."""
+    teacher.get_by_role("heading", name=re.compile(re.escape(EN("class.answered", answered=answered,
+                                                                  students=students)))).wait_for()
+
+
 def switch_language(page, lang: str) -> None:
     page.locator(".languages a").click()
     page.wait_for_function(f"() => document.documentElement.lang === '{LANG_TAGS[lang]}'")
@@ -115,8 +121,8 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
             group = student.get_by_role("group", name=t("join.your_answer"))
             group.get_by_role("radio", name=t(asked.choice_key(choice))).check()
         students[2].get_by_role("radio", name=EN(asked.choice_key(asked.answer))).check()  # changed: still one
-        teacher.get_by_text(re.compile(re.escape(EN("class.answered", answered=3, students=3)))).wait_for()
-        laptop.get_by_text(re.compile(re.escape(EN("class.answered", answered=3, students=3)))).wait_for()
+        status_says(teacher, 3, 3)
+        status_says(laptop, 3, 3)
         expect(link_shown).to_be_visible()  # still unfolded on the laptop, though a question replaced the tour
         assert not teacher.query_selector(".js-plotly-plot")  # nothing of the distribution before the reveal
         students[0].reload()  # a reload keeps the student and their one answer
@@ -231,7 +237,7 @@ def test_thirty_phones_behind_one_address_are_all_counted_and_a_lock_keeps_a_thi
         asked = QUESTIONS[0]
         for n, phone in enumerate(phones):
             phone.get_by_role("radio", name=EN(asked.choice_key(asked.choices[n % len(asked.choices)]))).check()
-        teacher.get_by_text(re.compile(re.escape(EN("class.answered", answered=30, students=30)))).wait_for()
+        status_says(teacher, 30, 30)
 
         teacher.get_by_role("button", name=EN("class.lock")).click()
         teacher.get_by_text(EN("class.students", count=30) + " · " + EN("class.locked_status")).wait_for()
@@ -245,7 +251,7 @@ def test_thirty_phones_behind_one_address_are_all_counted_and_a_lock_keeps_a_thi
             late.close()
         phones[0].reload()  # a seat that reloads after the lock stays in, its answer with it
         expect(phones[0].get_by_role("radio", name=EN(asked.choice_key(asked.choices[0])))).to_be_checked()
-        teacher.get_by_text(re.compile(re.escape(EN("class.answered", answered=30, students=30)))).wait_for()
+        status_says(teacher, 30, 30)
         shot(teacher, "live-class-locked-thirty")
     finally:
         for context in contexts:

@@ -20,10 +20,12 @@ from starlette.responses import PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
 from server.address_limits import TOO_MANY_REQUESTS, TOO_MANY_STREAMS, AddressLimits, language
+from server.class_routes import GUESS_SECONDS, Misses
 from server.client_address import UNKNOWN, Trust, pseudonym
 from server.routes import CLASS_VERSION
 from support import in_own_loop
 from testbed.local_server import streamlit_server
+from ui.live_class import join, start
 from ui.text import Text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -416,3 +418,31 @@ def test_a_bad_setting_stops_the_server_at_start_saying_which():
                              timeout=120)
     assert started.returncode == 1
     assert started.stderr.strip() == "BLOCKSTAB_TRUSTED_HOPS must be a whole number of proxies, 1 or more, not 'two'."
+
+
+def test_a_computer_past_its_wrong_tries_is_refused_until_the_minute_is_out_and_the_table_is_bounded():
+    clock = Clock()
+    misses = Misses(most=3, clock=clock)
+    misses.block("a")
+    assert misses.refused("a") and not misses.refused("b")
+    clock.now += GUESS_SECONDS - 0.1
+    assert misses.refused("a")
+    clock.now += 0.1
+    assert not misses.refused("a") and "a" not in misses.until  # (its minute out: forgotten)
+    for who in "bcde":
+        misses.block(who)
+    assert list(misses.until) == ["c", "d", "e"]  # (the longest blocked went first)
+
+
+def test_a_blocked_computers_seen_seats_go_on_and_others_are_refused_unread():
+    misses = Misses(most=2, clock=Clock())
+    seated = start("ACDEFGHJ", "k" * 32, "en")
+    seated = join(seated, "s" * 16, 0.0, 200)
+    misses.seen(seated)
+    assert not misses.refuses("a", "ACDEFGHJ", "t" * 16)  # (not blocked: read as any other)
+    misses.block("a")
+    assert misses.refuses("a", "ACDEFGHJ", "t" * 16) and not misses.refuses("a", "ACDEFGHJ", "s" * 16)
+    assert misses.refuses("a", "KMNPRTWX", "s" * 16)  # (a seat of a class this process has not read)
+    for code in ("KMNPRTWX", "XYXYXYXY"):
+        misses.seen(start(code, "k" * 32, "en"))
+    assert list(misses.seats) == ["KMNPRTWX", "XYXYXYXY"]  # (bounded: the oldest class went first)

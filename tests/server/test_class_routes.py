@@ -379,6 +379,37 @@ def test_wrong_codes_are_bounded_per_address_and_per_ipv6_64_and_then_no_code_is
         assert in_own_loop(guesses(other, code, [elsewhere])) == [200]
 
 
+def test_reads_naming_no_seat_count_as_guesses_and_past_them_the_computer_is_refused_without_a_read(cluster,
+                                                                                                  a_class):
+    """A script reading random seats (a flood, or a guess of a token) from one address: past its wrong tries a
+    minute, on either process, its requests naming seats the process has not seen are refused at once, while a
+    seated phone behind the same address goes on; another address is answered as before."""
+    store, (port, other) = cluster
+    code, _ = a_class
+    flooder, elsewhere = "198.51.100.99", "198.51.100.98"
+    seated = in_own_loop(request(port, "POST", f"/api/class/{code}/join?lang=en", {}, forwarded=flooder)).json()["me"]
+
+    async def reads(where: int, count: int, me: str | None = None) -> list[int]:
+        return [(await request(where, "GET", f"/api/class/{code}/state?me={me or new_student()}&lang=en",
+                               forwarded=flooder)).status for _ in range(count)]
+
+    most = POLICY["WRONG_CODES_PER_MINUTE"]
+    assert in_own_loop(reads(port, most // 2)) + in_own_loop(reads(other, most - most // 2)) == [200] * most
+    for where in (port, other):  # the next miss on either process is past the count in Redis: then none is read
+        assert in_own_loop(reads(where, 2)) == [200, 429]
+    refused = in_own_loop(request(other, "GET", f"/api/class/{code}/state?me={new_student()}&lang=zh",
+                                  forwarded=flooder))
+    assert (refused.status, refused.json()["message"], refused.headers["retry-after"]) == (
+        429, ZH("class.too_many_tries"), "60")
+    for where in (port, other):  # the computer's seated phone (a school's, behind the same NAT) goes on
+        kept = in_own_loop(request(where, "GET", f"/api/class/{code}/state?me={seated}&lang=en", forwarded=flooder))
+        assert kept.status == 200 and kept.json()["state"] is not None
+    fine = in_own_loop(request(other, "GET", f"/api/class/{code}/state?me={new_student()}&lang=en",
+                               forwarded=elsewhere))
+    assert fine.status == 200 and fine.json()["state"] is None  # (another computer: read, and counted as its own)
+    assert list(store.read(code).seats) == [seated]
+
+
 def test_the_servers_wrong_codes_are_bounded_across_its_processes_whatever_the_addresses(cluster, a_class):
     """Thousands of addresses (an attacker's), each under its own bound, guessing on both processes: past the
     server's wrong codes a minute no code is looked up for a new seat, from any address; a seat's phone still

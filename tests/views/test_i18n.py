@@ -14,6 +14,7 @@ from blockstab.lesson import SCENARIOS, token_names
 from blockstab.papers import CLAIMS, WITH_FIGURE
 from blockstab.scenario import PRESETS as EXAMPLES
 from blockstab.scenario import ROLES, Problem
+from ui.class_views import SUMMARY_COLUMNS
 from ui.controls import APP_CONTROLS, CONTROLS, LAB_CONTROLS, REAL_CONTROLS
 from ui.examples import EXAMPLE_NAMES
 from ui.lab_views import PANELS, VARIANT_PARTS
@@ -59,6 +60,7 @@ FAMILIES = {
     "help.*": {f"help.{c.key}" for c in (*CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS)},
     "lang.*": {f"lang.{code}" for code in LANGUAGES},
     "class.activity.*": {f"class.activity.{a}" for a in ACTIVITIES},
+    "class.summary.*": {f"class.summary.{c}" for c in SUMMARY_COLUMNS},
     "describe.curve.*": {"describe.curve.block", "describe.curve.layer"},
     "describe.curve_lost.*": {"describe.curve_lost.block", "describe.curve_lost.layer"},
     # The lesson pages: keys derived from the ids in ui/lessons.py and ui/views/tables.py.
