@@ -110,6 +110,14 @@ def started(lang: str) -> tuple[AppTest, str]:
     return teacher, teacher.query_params["class"]
 
 
+def asking_three(lang: str, client: TestClient) -> tuple[AppTest, str, list[Student]]:
+    """A class started, three students in, the teacher on the question: its page, its code, the students."""
+    teacher, code = started(lang)
+    students = [Student(client, code, lang) for _ in range(3)]
+    pick(teacher, "question")
+    return teacher, code, students
+
+
 def again(*pages: AppTest) -> None:
     for page in pages:
         page.run()
@@ -226,9 +234,7 @@ def test_the_teachers_explorer_leads_the_students_view(store, client):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_ending_the_class_tells_every_student_and_shows_the_teacher_its_summary_to_download(lang, store, client):
     t = Text(lang)
-    teacher, code = started(lang)
-    students = [Student(client, code, lang) for _ in range(3)]
-    pick(teacher, "question")
+    teacher, code, students = asking_three(lang, client)
     for student, choice in zip(students, QUESTIONS[0].choices, strict=False):
         student.answer(choice)
     teacher.button(key="class_ask").click().run()  # asked again, and no one answers it
@@ -349,9 +355,7 @@ def test_every_phone_behind_one_address_counts_and_the_last_minutes_seats_can_be
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_pause_puts_every_phone_on_the_projector_and_resume_gives_back_what_each_had(lang, store, client):
     t = Text(lang)
-    teacher, code = started(lang)
-    students = [Student(client, code, lang) for _ in range(3)]
-    pick(teacher, "question")
+    teacher, code, students = asking_three(lang, client)
     assert students[0].answer(QUESTIONS[0].answer)
     before = [s.state() for s in students]
     teacher.button(key="class_pause").click().run()
@@ -369,9 +373,7 @@ def test_pause_puts_every_phone_on_the_projector_and_resume_gives_back_what_each
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_teachers_own_screen_has_a_private_look_at_the_split_and_the_projector_none(lang, store, client):
     t = Text(lang)
-    teacher, code = started(lang)
-    students = [Student(client, code, lang) for _ in range(3)]
-    pick(teacher, "question")
+    teacher, code, students = asking_three(lang, client)
     for student, pick_ in zip(students, (0, 1, 1), strict=True):
         student.answer(QUESTIONS[0].choices[pick_])
     again(teacher)
