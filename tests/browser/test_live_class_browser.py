@@ -223,18 +223,18 @@ def test_thirty_phones_behind_one_address_are_all_counted_and_a_lock_keeps_a_thi
     teacher.get_by_role("button", name=EN("class.start")).click()
     link = teacher.locator("code", has_text="/join?").inner_text()
     link = link.replace(urlsplit(link).netloc, urlsplit(base).netloc)
+    teacher.get_by_text(EN("class.activity.question"), exact=True).click()  # (the phones open on the question)
+    asked = QUESTIONS[0]
     contexts = [browser.new_context(viewport={"width": 390, "height": 844}, user_agent=PHONE_USER_AGENT,
                                     is_mobile=True) for _ in range(30)]  # (each a phone: its own connections)
     try:
         phones = [context.new_page() for context in contexts]
         for phone in phones:
             phone.set_default_timeout(60_000)
-            phone.goto(link)
+            phone.goto(link, wait_until="commit")  # (all 30 loading at once, as a class opening the link)
         for phone in phones:
-            expect(phone.locator(ACTIVITY)).to_have_text(EN(f"tour.{TOUR[0].id}.title"))
-        teacher.get_by_text(EN("class.students", count=30)).wait_for()
-        teacher.get_by_text(EN("class.activity.question"), exact=True).click()
-        asked = QUESTIONS[0]
+            expect(phone.locator(ACTIVITY)).to_have_text(EN(f"ex.{asked.exercise}.title"))
+        teacher.get_by_text(re.compile(re.escape(EN("class.students", count=30)))).first.wait_for()
         for n, phone in enumerate(phones):
             phone.get_by_role("radio", name=EN(asked.choice_key(asked.choices[n % len(asked.choices)]))).check()
         status_says(teacher, 30, 30)
