@@ -13,6 +13,7 @@ No Streamlit here.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import time
@@ -87,7 +88,8 @@ def _worker(job, seconds: float, conn, niceness: int) -> None:
         answer = ("over_time", None)
     except Exception as error:  # noqa: BLE001 - raised again in the session, as a run in its thread did
         answer = ("error", error)
-    conn.send(answer)
+    with contextlib.suppress(BrokenPipeError):  # no one waits any more: the server stopped while this ran
+        conn.send(answer)
 
 
 def in_worker(job, seconds: float, progress, niceness: int = 19):

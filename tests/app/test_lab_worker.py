@@ -134,3 +134,11 @@ def test_a_replaced_request_ends_its_worker():
     assert runs.run("small", lambda report: "small", lambda w: None, owner="a") == "small"
     thread.join(30)
     assert outcome == ["replaced"] and no_worker_left() and runs.get("deep") is None
+
+
+def test_a_worker_whose_server_went_away_ends_quietly():
+    """The server stopped while a worker ran (a bundle built ahead, at a test's end): its answer has no
+    reader, and the worker ends without a traceback in the server's log."""
+    receive, send = multiprocessing.Pipe(duplex=False)
+    receive.close()
+    lab_worker._worker(lab_jobs.steady, 5.0, send, 0)  # (niceness 0: this process's own stays as it was)
