@@ -123,6 +123,7 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         students[2].get_by_role("radio", name=EN(asked.choice_key(asked.answer))).check()  # changed: still one
         status_says(teacher, 3, 3)
         status_says(laptop, 3, 3)
+        assert axe_violations(laptop) == []  # the teacher's own screen: lock, pause, timer, the private look
         expect(link_shown).to_be_visible()  # still unfolded on the laptop, though a question replaced the tour
         assert not teacher.query_selector(".js-plotly-plot")  # nothing of the distribution before the reveal
         students[0].reload()  # a reload keeps the student and their one answer
@@ -204,6 +205,7 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         assert_healthy(teacher)
         assert not any(student.url.split("me=")[1].split("&")[0] in str(rows) for student in students)
         shot(teacher, "live-class-summary")
+        assert axe_violations(teacher) == []  # the summary's table and its download
         for student in students:
             assert key not in student.content() and key not in student.url
         assert elsewhere == [] and errors == []
