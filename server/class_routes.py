@@ -101,6 +101,13 @@ class Misses:
 MISSES = Misses()
 
 
+async def read(code: str):
+    """The class as the store has it, its seats noted as seen in this process (:class:`Misses`)."""
+    record = await run_in_threadpool(class_store().read, code)
+    MISSES.seen(record)
+    return record
+
+
 def guard(request: Request, code: str, me: str) -> None:
     """Refuse at once (429) a computer past its wrong tries, unless it names a seat this process has seen."""
     if MISSES.refuses(client_of(request), code, me):
@@ -194,8 +201,7 @@ async def join_class(request: Request) -> JSONResponse:
     me = the_student(asked["me"]) if "me" in asked else new_student()
     guard(request, code, me)
     store = class_store()
-    record = await run_in_threadpool(store.read, code)
-    MISSES.seen(record)
+    record = await read(code)
     if record is None or me not in record.seats:
         bounds = [(f"wrong:{client_of(request)}", POLICY["WRONG_CODES_PER_MINUTE"]),
                   (SERVER_WRONG, POLICY["SERVER_WRONG_CODES_PER_MINUTE"])]
@@ -215,8 +221,7 @@ async def class_state(request: Request) -> JSONResponse:
     """``{"state": ...}``: what the student's page shows (``null``: ended, never was, or not in it: all alike)."""
     code, me = the_code(request), the_student(request.query_params.get("me"))
     guard(request, code, me)
-    record = await run_in_threadpool(class_store().read, code)
-    MISSES.seen(record)
+    record = await read(code)
     if no_seat(record, me):
         await missed(request)
     return answered({"state": student_state(record, me, time.time()) if record else None})
@@ -293,8 +298,7 @@ async def class_reveal(request: Request) -> JSONResponse:
     why, and this student's own outcome. Made once per class, version and language."""
     code, me, t = the_code(request), the_student(request.query_params.get("me")), text_for(request)
     guard(request, code, me)
-    record = await run_in_threadpool(class_store().read, code)
-    MISSES.seen(record)
+    record = await read(code)
     if record is None or me not in record.seats:
         if no_seat(record, me):
             await missed(request)
