@@ -276,13 +276,15 @@ def view_state(view: Iterable[tuple[str, str]], projector: bool = False, phone: 
 def student_state(c: LiveClass, me: str, now: float = 0.0) -> dict | None:
     """What the page of seat ``me`` shows of the class at ``now`` (``ui/student/``), as JSON values; ``None``
     for anyone without a seat. The Explorer's view is the instant controls' values and the sentence's side;
-    ``closes_in``: the seconds an open question's timer has left (``None``: no timer running)."""
+    ``closes_in``: the seconds an open question's timer has left (``None``: no timer running); ``time_up``:
+    the question was closed by its timer (not by the teacher)."""
     if me not in c.seats or c.ended:
         return None
     view, phase = view_state(c.view), phase_at(c, now)
     closes_in = round(c.closes_at - now, 1) if c.closes_at and phase == "open" else None
     return {"version": c.version, "activity": c.activity, "step": c.step, "question": c.question, "asked": c.asked,
-            "phase": phase, "closes_in": closes_in, "following": c.following, "paused": c.paused,
+            "phase": phase, "closes_in": closes_in, "time_up": c.phase == "open" and phase == "closed",
+            "following": c.following, "paused": c.paused,
             "scenario": view.scenario,
             "view": {control.key: getattr(view, control.key) for control in INSTANT},
             "mine": c.answers.get(me)}

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { POLL_MS, isNew, mine, next, retryIn, showing, start } from "../../ui/student/machine.js";
+import { POLL_MS, isNew, mine, next, retryIn, showing, start, timeUp } from "../../ui/student/machine.js";
 
 const state = (change = {}) => ({ version: 0, activity: "tour", step: 0, question: 0, asked: 0, phase: "open",
   following: true, scenario: "both", view: { residual: true, depth: 24 }, mine: null, ...change });
@@ -110,4 +110,15 @@ test("a pause shows the projector's call, then the page goes back to what it had
   assert.ok(isNew({ kind: "question", question: 2, asked: 1 }, showing(page))); // announced
   page = next(page, { type: "state", state: { ...asking, version: 3, paused: false, mine: "hold" } });
   assert.deepEqual(showing(page), { kind: "question", question: 2, asked: 1, choice: "hold", version: 3 });
+});
+
+test("time is up once, when the server closes the question by its timer, however late its word comes", () => {
+  const open = { asked: 4, phase: "open", closes_in: 0.4, time_up: false };
+  const closed = { asked: 4, phase: "closed", closes_in: null, time_up: true };
+  assert.ok(!timeUp(null, open));
+  assert.ok(timeUp(open, closed));
+  assert.ok(timeUp(null, closed)); // a page opened (or reloaded) after it
+  assert.ok(!timeUp(closed, { ...closed, version: 9 })); // another student's move: said already
+  assert.ok(timeUp(closed, { ...closed, asked: 6 })); // a later question's own timer
+  assert.ok(!timeUp(open, { ...closed, time_up: false })); // closed by the teacher
 });

@@ -194,7 +194,8 @@ def test_a_timed_question_closes_on_every_stream_by_itself_and_a_late_answer_is_
             assert 0 < stream.states[-1][1]["closes_in"] <= 1.5
         for stream in streams:
             stream.wait_until(lambda s: s["asked"] == asked.asked and s["phase"] == "closed", seconds=10)
-            assert (stream.states[-1][1]["phase"], stream.states[-1][1]["closes_in"]) == ("closed", None)
+            closed = stream.states[-1][1]
+            assert (closed["phase"], closed["closes_in"], closed["time_up"]) == ("closed", None, True)
         assert time.time() >= asked.closes_at
         body = {"me": students[0][0], "asked": asked.asked, "choice": QUESTIONS[1].answer}
         status, _, said = call(ports[1], "POST", f"/api/class/{code}/answer?lang=zh", body)

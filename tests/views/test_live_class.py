@@ -127,8 +127,9 @@ def test_a_timed_question_closes_by_itself_on_the_servers_clock_and_a_late_answe
     assert refused.value.key == "class.time_up" and c.version == ask(a_class(), 2).version
     state = student_state(c, STUDENTS[0], NOW + 12.25)
     assert (state["phase"], state["closes_in"], state["mine"]) == ("open", 17.8, QUESTIONS[2].answer)
-    assert (student_state(c, STUDENTS[0], NOW + 31)["phase"], student_state(c, STUDENTS[0], NOW + 31)["closes_in"]) \
-        == ("closed", None)
+    late = student_state(c, STUDENTS[0], NOW + 31)
+    assert (late["phase"], late["closes_in"], late["time_up"], state["time_up"]) == ("closed", None, True, False)
+    assert not student_state(close(c), STUDENTS[0], NOW + 31)["time_up"]  # closed by the teacher before zero
     token = teacher_token(c)
     assert teacher_view(c, token, NOW + 29) != teacher_view(c, token, NOW + 30)  # the teacher's page runs at zero
     revealed = reveal(c)

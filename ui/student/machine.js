@@ -65,3 +65,9 @@ export function isNew(before, after) {
   const key = (v) => [v.kind === "closed" || v.kind === "revealed" ? "question" : v.kind, v.step, v.asked].join();
   return !before || key(before) !== key(after);
 }
+
+// Whether the class's state ``after`` (following ``before``) is the moment to say the question's time is up: the
+// server closed it by its timer, and the page has not heard so for this question.
+export function timeUp(before, after) {
+  return Boolean(after?.time_up) && !(before?.time_up && before.asked === after.asked);
+}

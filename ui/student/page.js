@@ -7,7 +7,7 @@
 import { hidePlotlySvgs, themed } from "../explorer/draw.js";
 import { default as instantExplorer } from "../explorer/main.js";
 import { loadPlotly } from "../explorer/store.js";
-import { POLL_MS, isNew, next, retryIn, showing, start } from "./machine.js";
+import { POLL_MS, isNew, next, retryIn, showing, start, timeUp } from "./machine.js";
 
 const data = JSON.parse(document.getElementById("student-data").textContent);
 const activity = document.getElementById("activity");
@@ -19,7 +19,7 @@ let drawn = null; // what the activity area shows (showing()), and in which lang
 let drawing = Promise.resolve();
 let timed = null; // the state whose timer the page counts down
 let countdown = null; // its interval
-let ends = null; // when its count reaches zero (performance.now()), while one runs
+let warned = null; // the question (``asked``) whose 10 s left a screen reader has heard
 
 const escape = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -213,30 +213,24 @@ function inPlace(before, after) {
 }
 
 // An open question's seconds left, counted down on the page from the server's ``closes_in`` (the phone's clock
-// is never compared with the server's); a screen reader hears it once when 10 s are left, and at zero.
-function countDown(state) {
+// is never compared with the server's); a screen reader hears it once when 10 s are left, and once the server
+// has closed the question by its timer (``time_up``; the page's own zero only waits for it).
+function countDown(state, before) {
   clearInterval(countdown);
   const shown = document.querySelector(".countdown");
   shown.hidden = true;
-  if (ends !== null && ends - performance.now() < 1000 && state.phase === "closed") {
-    announced.innerHTML = word("join.time_up"); // (the server's zero came as the page's own)
-  }
-  ends = null;
+  if (timeUp(before, state)) announced.innerHTML = word("join.time_up");
   if (page.phase !== "following" || state.paused || state.phase !== "open" || state.closes_in == null) return;
-  ends = performance.now() + state.closes_in * 1000;
-  let warned = false;
+  const ends = performance.now() + state.closes_in * 1000;
   const tick = () => {
     const left = Math.max(0, Math.ceil((ends - performance.now()) / 1000));
     shown.innerHTML = word("join.seconds_left", { seconds: left });
     shown.hidden = false;
-    if (left <= 10 && !warned) {
-      warned = true;
+    if (left <= 10 && warned !== state.asked) {
+      warned = state.asked;
       announced.textContent = shown.textContent;
     }
-    if (left === 0) {
-      clearInterval(countdown);
-      announced.innerHTML = word("join.time_up");
-    }
+    if (left === 0) clearInterval(countdown);
   };
   tick();
   countdown = setInterval(tick, 250);
@@ -244,8 +238,8 @@ function countDown(state) {
 
 function render() {
   if (page.state !== timed) {
+    countDown(page.state ?? {}, timed);
     timed = page.state;
-    countDown(page.state ?? {});
   }
   const view = showing(page);
   const before = drawn;
