@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import segno
 
 from .lessons import QUESTIONS
-from .live_class import LiveClass, counts, summary
+from .live_class import LiveClass, Result, rounds, summary
 from .text import Text
 from .views.style import INK, OTHER_TOKENS, PLOTLY_WHITE, TARGET, ink_layout, text_colour, unvalidated, wrap
 
@@ -30,37 +30,54 @@ def choice_names(c: LiveClass, t: Text) -> list[str]:
 
 def answers_figure(c: LiveClass, t: Text, projector: bool = False) -> go.Figure:
     """The class's answers to the current question: one bar per choice, in the question's order (top
-    first), each labelled with its count and share; the right answer's bar in the target colour."""
-    question, tally = QUESTIONS[c.question], counts(c)
-    total = sum(tally.values())
+    first), each labelled with its count and share; the right answer's bar in the target colour. After a vote
+    again, a bar per round for each choice, side by side, the first hatched, named in the legend."""
+    question, answered = QUESTIONS[c.question], rounds(c)
     font = 20 if projector else 14
     colours = [TARGET if choice == question.answer else OTHER_TOKENS for choice in question.choices]
-    bars = {"type": "bar", "orientation": "h", "y": [wrap(name, 24) for name in choice_names(c, t)],
-            "x": [tally[choice] for choice in question.choices], "marker": {"color": colours},
-            "text": [f"{tally[choice]} ({share(tally[choice], total)})" for choice in question.choices],
+    names = [wrap(name, 24) for name in choice_names(c, t)]
+    bars = []
+    for result in answered:
+        tally = dict(result.counts)
+        bars.append({
+            "type": "bar", "orientation": "h", "y": names, "x": [tally[choice] for choice in question.choices],
+            "name": t("class.round", n=result.round),
+            "marker": {"color": colours, **({"pattern": {"shape": "/", "fgcolor": INK}} if result.round == 1
+                                             and len(answered) > 1 else {})},
+            "text": [f"{tally[choice]} ({share(tally[choice], result.answered)})" for choice in question.choices],
             "textposition": "outside", "cliponaxis": False, "hoverinfo": "skip",
-            "textfont": {"color": [text_colour(colour) for colour in colours], "size": font}}
+            "textfont": {"color": [text_colour(colour) for colour in colours], "size": font}})
+    most = max(1, *(n for result in answered for _, n in result.counts))
     layout = ink_layout({
-        "title": {"text": wrap(t("class.answers_title", answered=total, students=len(c.seats))),
+        "title": {"text": wrap(t("class.answers_title", answered=answered[-1].answered, students=len(c.seats))),
                   "font": {"size": font + 2}},
-        "template": PLOTLY_WHITE, "font": {"size": font}, "showlegend": False,
-        "height": 120 + (110 if projector else 80) * len(question.choices),  # room for a label of three lines
+        "template": PLOTLY_WHITE, "font": {"size": font}, "showlegend": len(answered) > 1,
+        "legend": {"orientation": "h", "traceorder": "normal", "y": -0.15},
+        "barmode": "group",
+        "height": 120 + (110 if projector else 80) * len(question.choices) * len(answered),  # room for 3 lines
         "margin": {"l": 20, "r": 80, "t": 60 + 2 * font, "b": 40},
-        "xaxis": {"title": {"text": t("class.answers_axis")}, "range": [0, max(1, *tally.values()) * 1.25],
-                  **({"dtick": 1} if total <= 10 else {})},  # (whole students)
+        "xaxis": {"title": {"text": t("class.answers_axis")}, "range": [0, most * 1.25],
+                  **({"dtick": 1} if most <= 10 else {})},  # (whole students)
         "yaxis": {"autorange": "reversed", "automargin": True},
     })
-    return unvalidated({"data": [bars], "layout": layout})
+    return unvalidated({"data": bars, "layout": layout})
 
 
 def answers_description(c: LiveClass, t: Text) -> str:
-    """The figure in words: how many answered, then each choice's count and share, in its order."""
-    question, tally = QUESTIONS[c.question], counts(c)
-    total = sum(tally.values())
-    each = t("describe.separator").join(
-        t("class.describe_choice", choice=name, count=tally[choice], share=share(tally[choice], total))
-        for choice, name in zip(question.choices, choice_names(c, t), strict=True))
-    return t("class.describe", answered=total, students=len(c.seats), choices=each)
+    """The figure in words: how many answered, then each choice's count and share, in its order; after a vote
+    again, so for each round."""
+    question, answered = QUESTIONS[c.question], rounds(c)
+
+    def described(result: Result) -> str:
+        tally = dict(result.counts)
+        each = t("describe.separator").join(
+            t("class.describe_choice", choice=name, count=tally[choice], share=share(tally[choice], result.answered))
+            for choice, name in zip(question.choices, choice_names(c, t), strict=True))
+        return t("class.describe", answered=result.answered, students=len(c.seats), choices=each)
+
+    if len(answered) == 1:
+        return described(answered[0])
+    return " ".join(t("class.describe_round", n=result.round, said=described(result)) for result in answered)
 
 
 def join_code(link: str) -> segno.QRCode:

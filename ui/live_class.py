@@ -62,6 +62,7 @@ class LiveClass:
     question: int = 0  # index into ui.lessons.QUESTIONS
     asked: int = 0  # the version the question was asked at: asked again, it is a new question
     phase: str = "open"  # a question's: "open" (answering), "closed" (answers kept, none taken), "revealed"
+    round: int = 1  # the question's round: 2 once the class votes again
     timer: int = 0  # the open question's countdown, in seconds (0: none)
     closes_at: float = 0.0  # when that countdown ends (the server's clock, s): the question is closed from then
     following: bool = True  # False: students explore on their own
@@ -69,6 +70,7 @@ class LiveClass:
     paused: bool = False  # every phone shows "look at the projector" (and takes no answer) until resumed
     seats: dict[str, float] = field(default_factory=dict)  # each phone's token -> when it joined (server's clock, s)
     answers: dict[str, str] = field(default_factory=dict)  # the current question's choice, by seat
+    first: dict[str, str] = field(default_factory=dict)  # in round 2, each seat's choice in round 1
     results: tuple[Result, ...] = ()  # the questions asked before the current one, as answered
     ended: bool = False  # the teacher ended it: no phone is in it, its summary is kept until it expires
 
@@ -153,7 +155,8 @@ def remove_recent(c: LiveClass, now: float) -> LiveClass:
     if not gone:
         return c
     return _led(c, seats={s: t for s, t in c.seats.items() if s not in gone},
-                answers={s: a for s, a in c.answers.items() if s not in gone})
+                answers={s: a for s, a in c.answers.items() if s not in gone},
+                first={s: a for s, a in c.first.items() if s not in gone})
 
 
 def _led(c: LiveClass, **change) -> LiveClass:
@@ -179,15 +182,32 @@ def ask(c: LiveClass, question: int, timer: int = 0, now: float = 0.0) -> LiveCl
         raise Refused("class.bad_question")
     if not (timer == 0 or TIMER_SECONDS[0] <= timer <= TIMER_SECONDS[1]):
         raise Refused("class.bad_timer")
-    return _led(c, activity="question", question=question, asked=c.version + 1, phase="open", following=True,
-                answers={}, timer=timer, closes_at=now + timer if timer else 0.0, results=summary(c))
+    return _led(c, activity="question", question=question, asked=c.version + 1, phase="open", round=1,
+                following=True, answers={}, first={}, timer=timer, closes_at=now + timer if timer else 0.0,
+                results=summary(c))
+
+
+def vote_again(c: LiveClass, timer: int = 0, now: float = 0.0) -> LiveClass:
+    """The question's second round (peer instruction), before its reveal: the first round kept as answered,
+    each seat shown its first choice, every seat's vote taken afresh (``timer`` as for :func:`ask`)."""
+    if c.activity != "question" or not c.asked or c.phase == "revealed" or c.round != 1:
+        raise Refused("class.not_votable")
+    return replace(ask(c, c.question, timer, now), round=2, first=dict(c.answers))
 
 
 def current_result(c: LiveClass) -> Result | None:
     """The current question's round as answered so far (``None``: no question asked yet)."""
     if not c.asked:
         return None
-    return Result(c.question, 1, tuple(counts(c).items()))
+    return Result(c.question, c.round, tuple(counts(c).items()))
+
+
+def rounds(c: LiveClass) -> tuple[Result, ...]:
+    """The current question's rounds as answered so far, the first first."""
+    current = current_result(c)
+    if current is None:
+        return ()
+    return (c.results[-1], current) if c.round == 2 else (current,)
 
 
 def summary(c: LiveClass) -> tuple[Result, ...]:
@@ -198,7 +218,7 @@ def summary(c: LiveClass) -> tuple[Result, ...]:
 
 def end(c: LiveClass) -> LiveClass:
     """The class over: every phone is told, no seat is left; its summary is kept."""
-    return _led(c, ended=True, seats={}, answers={}, results=summary(c), asked=0, activity="tour")
+    return _led(c, ended=True, seats={}, answers={}, first={}, results=summary(c), asked=0, activity="tour")
 
 
 def phase_at(c: LiveClass, now: float) -> str:
@@ -277,14 +297,15 @@ def student_state(c: LiveClass, me: str, now: float = 0.0) -> dict | None:
     """What the page of seat ``me`` shows of the class at ``now`` (``ui/student/``), as JSON values; ``None``
     for anyone without a seat. The Explorer's view is the instant controls' values and the sentence's side;
     ``closes_in``: the seconds an open question's timer has left (``None``: no timer running); ``time_up``:
-    the question was closed by its timer (not by the teacher)."""
+    the question was closed by its timer (not by the teacher); ``first``: in a second round, the seat's own
+    choice in the first."""
     if me not in c.seats or c.ended:
         return None
     view, phase = view_state(c.view), phase_at(c, now)
     closes_in = round(c.closes_at - now, 1) if c.closes_at and phase == "open" else None
     return {"version": c.version, "activity": c.activity, "step": c.step, "question": c.question, "asked": c.asked,
             "phase": phase, "closes_in": closes_in, "time_up": c.phase == "open" and phase == "closed",
-            "following": c.following, "paused": c.paused,
+            "round": c.round, "first": c.first.get(me), "following": c.following, "paused": c.paused,
             "scenario": view.scenario,
             "view": {control.key: getattr(view, control.key) for control in INSTANT},
             "mine": c.answers.get(me)}
@@ -294,7 +315,8 @@ def as_json(c: LiveClass) -> dict:
     """The record as JSON values (a store keeps it so)."""
     return {"code": c.code, "teacher": c.teacher, "lang": c.lang, "version": c.version, "activity": c.activity,
             "step": c.step, "view": [list(pair) for pair in c.view], "question": c.question, "asked": c.asked,
-            "phase": c.phase, "timer": c.timer, "closes_at": c.closes_at, "following": c.following,
+            "phase": c.phase, "round": c.round, "first": c.first, "timer": c.timer, "closes_at": c.closes_at,
+            "following": c.following,
             "locked": c.locked, "paused": c.paused, "seats": c.seats, "answers": c.answers, "ended": c.ended,
             "results": [[r.question, r.round, [list(pair) for pair in r.counts]] for r in c.results]}
 

@@ -36,7 +36,8 @@ LOOKS = ("phone", "computer")
 # The page's own words, as HTML (Markdown rendered; ``{name}`` placeholders the page fills with text).
 WORDS = ("join.title", "join.in_class", "join.your_answer", "join.open", "join.closed", "join.you_chose",
          "join.explore_freely", "join.joining", "join.reconnecting", "join.language", "join.look_up",
-         "join.seconds_left", "join.time_up", "class.not_seated", "describe.show", "lang.en", "lang.zh")
+         "join.seconds_left", "join.time_up", "join.round_two", "join.your_first", "class.not_seated",
+         "describe.show", "lang.en", "lang.zh")
 _markdown = MarkdownIt("commonmark", {"html": False})
 
 

@@ -52,6 +52,7 @@ from ui.live_class import (
     teacher_token,
     teacher_view,
     view_state,
+    vote_again,
 )
 from ui.text import Text
 
@@ -291,13 +292,18 @@ def question(record: LiveClass, t: Text, projector: bool) -> None:
                         step=5, key=TIMER, help=t("class.timer_help"))
     go.button(t("class.ask"), key="class_ask", on_click=ask_now, args=(t, chosen), icon=":material/help:",
               use_container_width=True)
-    shut, show, explore, _ = st.columns([2, 2, 3, 2])
+    shut, again, show, explore = st.columns([2, 2, 2, 3])
     shut.button(t("class.close"), key="class_close", disabled=phase != "open", on_click=teach, args=(t, close),
                 icon=":material/lock:", use_container_width=True)
+    again.button(t("class.vote_again"), key="class_vote_again", help=t("class.vote_again_help"),
+                 disabled=record.round != 1 or record.phase == "revealed" or not record.answers,
+                 on_click=vote_again_now, args=(t,), icon=":material/replay:", use_container_width=True)
     show.button(t("class.reveal"), key="class_reveal", disabled=record.phase == "revealed", on_click=teach,
                 args=(t, reveal), icon=":material/bar_chart:", type="primary", use_container_width=True)
     explore.button(t("ex.show_me"), key="class_show_me", disabled=record.phase != "revealed", on_click=teach,
                    args=(t, show_me), kwargs={"led": True}, icon=":material/visibility:", use_container_width=True)
+    if record.round == 2:
+        st.caption(t("class.second_round"))
     if record.timer and phase == "open":
         st.caption(t("class.timed", seconds=record.timer))
     question_text(record, t)
@@ -315,6 +321,11 @@ def question(record: LiveClass, t: Text, projector: bool) -> None:
 def ask_now(t: Text, question: int) -> None:
     """Ask ``question``, with the timer the field holds (if any), from the server's clock now."""
     teach(t, ask, question=question, timer=int(st.session_state.get(TIMER) or 0), now=time.time())
+
+
+def vote_again_now(t: Text) -> None:
+    """The question's second round, timed as :func:`ask_now` times a question."""
+    teach(t, vote_again, timer=int(st.session_state.get(TIMER) or 0), now=time.time())
 
 
 def class_page(record: LiveClass, t: Text, projector: bool) -> None:

@@ -388,6 +388,37 @@ def test_the_teachers_own_screen_has_a_private_look_at_the_split_and_the_project
     assert markdown_text(answers_description(record, t)) not in str(projector._tree)
 
 
+def test_vote_again_opens_a_second_round_each_phone_sees_its_first_answer_and_the_reveal_shows_both(store, client):
+    t, q = Text("en"), QUESTIONS[0]
+    teacher, code, students = asking_three("en", client)
+    assert teacher.button(key="class_vote_again").disabled  # no answer yet: nothing to vote on again
+    wrong = next(choice for choice in q.choices if choice != q.answer)
+    for student, choice in zip(students, (q.answer, wrong, wrong), strict=True):
+        student.answer(choice)
+    first = students[1].state()
+    again(teacher)
+    teacher.button(key="class_vote_again").click().run()
+    states = [s.state() for s in students]
+    assert [(s["round"], s["first"], s["mine"], s["phase"]) for s in states] == [
+        (2, q.answer, None, "open"), (2, wrong, None, "open"), (2, wrong, None, "open")]
+    assert t("class.second_round") in texts(teacher) and teacher.button(key="class_vote_again").disabled
+    late = students[1].post("answer", {"me": students[1].me, "asked": first["asked"], "choice": q.answer})
+    assert (students[1].status, students[1].said, late.get("counted")) == (409, t("class.question_closed"), None)
+    assert store.read(code).answers == {}  # a round 1 answer sent late changes nothing
+    for student in students:
+        assert student.answer(q.answer)
+    again(teacher)
+    teacher.button(key="class_reveal").click().run()
+    record = store.read(code)
+    said = answers_description(record, t)
+    assert said.startswith(t("class.describe_round", n=1, said="")) and t("class.describe_round", n=2, said="") in said
+    assert markdown_text(said) in [m.value for m in teacher.markdown]  # the chart in words
+    reveal = students[0].get("reveal")
+    assert reveal["description"] == said and [bars["name"] for bars in reveal["figure"]["data"]] == [
+        t("class.round", n=1), t("class.round", n=2)]
+    assert teacher.button(key="class_vote_again").disabled
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_question_asked_with_a_timer_counts_down_on_the_phones_and_closes_by_itself(lang, store, client):
     t = Text(lang)

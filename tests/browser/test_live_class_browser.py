@@ -2,10 +2,10 @@
 Streamlit page on the projector, and three students on the light page the QR code opens (``/join``: no
 Streamlit session each), read off the screen as a phone's camera reads it: one phone at 390 px, one student
 in Chinese. They follow a tour step, answer a question (one changes their answer), are paused and resumed,
-see the reveal, the teacher's "show me", explore freely, are called back, answer a timed question that closes
-by itself and see the class end. No request leaves a page's
-origin, the teacher's key is on no student's page, and axe-core finds nothing on the student's page at
-390 px and 1280 px in both languages."""
+vote again, see the reveal of both rounds, the teacher's "show me", explore freely, are called back, answer a
+timed question that closes by itself and see the class end. No request leaves a page's origin, the teacher's key
+is on no student's page, and axe-core finds nothing on the student's page at 390 px and 1280 px in both
+languages."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from testbed.local_server import PHONE_USER_AGENT
 from ui.class_views import SUMMARY_COLUMNS, answers_description
 from ui.controls import INSTANT, explorer_query
 from ui.lessons import QUESTIONS, TOUR
-from ui.live_class import answer, ask, join, reveal, start, view_state
+from ui.live_class import answer, ask, join, reveal, start, view_state, vote_again
 from ui.text import LANG_TAGS, Text
 
 EN, ZH = Text("en"), Text("zh")
@@ -44,12 +44,15 @@ def polled_quietly(page, polls: int = 3, most: int = 20) -> bool:
     return False
 
 
-def answered(choices: tuple[str, ...]):
-    """A class of the first question, revealed, whose students answered ``choices``: what the server has."""
+def answered(*rounds: tuple[str, ...]):
+    """A class of the first question, revealed, whose students answered each round's choices (a second: they
+    voted again): what the server has."""
     c = ask(start("ACDEFGHJ", "k" * 32, "en"), 0)
-    for n, choice in enumerate(choices):
-        student = f"{n:016d}"
-        c = answer(join(c, student, 0.0, 200), student, choice)
+    for n, choices in enumerate(rounds):
+        c = vote_again(c) if n else c
+        for seat, choice in enumerate(choices):
+            student = f"{seat:016d}"
+            c = answer(join(c, student, 0.0, 200), student, choice)
     return reveal(c)
 
 
@@ -139,13 +142,28 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         for student, t, choice in zip(students, (EN, ZH, EN), (asked.answer, wrong, asked.answer), strict=True):
             expect(student.get_by_role("radio", name=t(asked.choice_key(choice)))).to_be_checked()
 
+        first = (asked.answer, wrong, asked.answer)
+        teacher.get_by_role("button", name=EN("class.vote_again")).click()  # peer instruction: a second round
+        for student, t, choice in zip(students, (EN, ZH, EN), first, strict=True):
+            expect(student.locator("#activity")).to_contain_text(t("join.round_two"))
+            expect(student.locator("#activity")).to_contain_text(
+                t("join.your_first", choice=t(asked.choice_key(choice))).replace("**", ""))
+            expect(student.locator("#announced")).to_contain_text(t("join.round_two"))
+            assert not student.get_by_role("radio", checked=True).count()  # a fresh vote
+        second = (asked.answer, asked.answer, wrong)  # one convinced by a neighbour, one not
+        for student, t, choice in zip(students, (EN, ZH, EN), second, strict=True):
+            student.get_by_role("radio", name=t(asked.choice_key(choice))).check()
+        status_says(teacher, 3, 3)
+
         teacher.get_by_role("button", name=EN("class.reveal")).click()
         teacher.wait_for_selector(".js-plotly-plot")
-        for student, t, kind in zip(students, (EN, ZH, EN), ("ex.right", "ex.wrong", "ex.right"), strict=True):
+        both = answered(first, second)
+        assert teacher.get_by_text(EN("class.round", n=2), exact=True).count()  # the chart's legend
+        for student, t, kind in zip(students, (EN, ZH, EN), ("ex.right", "ex.right", "ex.wrong"), strict=True):
             expect(student.locator(".verdict")).to_have_text(t(kind, answer=t(asked.choice_key(asked.answer))))
             student.wait_for_selector("#activity .main-svg")
             described = student.get_by_role("figure").first.get_attribute("aria-label")
-            assert described == answers_description(answered((asked.answer, wrong, asked.answer)), t)
+            assert described == answers_description(both, t)
         shot(teacher, "live-class-projector-reveal")
         shot(students[0], "live-class-phone-reveal")
         for student, lang in ((students[0], "en"), (students[2], "en"), (students[0], "zh"), (students[2], "zh")):
@@ -199,9 +217,9 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         with teacher.expect_download() as downloading:
             teacher.get_by_role("button", name=EN("class.download")).click()
         rows = list(csv.reader(io.StringIO(Path(downloading.value.path()).read_bytes().decode("utf-8-sig"))))
-        assert rows[0] == [EN(f"class.summary.{column}") for column in SUMMARY_COLUMNS] and len(rows) == 4
-        assert rows[1][:4] == ["1", "1", EN(f"ex.{asked.id}.prompt"), "3"]
-        assert [row[3] for row in rows[2:]] == ["0", "0"]  # asked again twice ("Question", then with the timer)
+        assert rows[0] == [EN(f"class.summary.{column}") for column in SUMMARY_COLUMNS] and len(rows) == 5
+        assert [row[:4] for row in rows[1:3]] == [["1", n, EN(f"ex.{asked.id}.prompt"), "3"] for n in "12"]
+        assert [row[3] for row in rows[3:]] == ["0", "0"]  # asked again twice ("Question", then with the timer)
         assert_healthy(teacher)
         assert not any(student.url.split("me=")[1].split("&")[0] in str(rows) for student in students)
         shot(teacher, "live-class-summary")

@@ -20,7 +20,7 @@ from ui.class_views import (
     summary_rows,
 )
 from ui.lessons import QUESTIONS
-from ui.live_class import answer, ask, end, join, new_code, new_key, new_student, reveal, start
+from ui.live_class import answer, ask, end, join, new_code, new_key, new_student, reveal, rounds, start, vote_again
 from ui.text import Text
 
 LANGS = pytest.mark.parametrize("lang", ["en", "zh"])
@@ -68,6 +68,39 @@ def test_the_description_says_what_the_bars_show(lang):
         name = t(q.choice_key(choice))
         name = t("class.right_choice", choice=name) if choice == q.answer else name
         assert t("class.describe_choice", choice=name, count=n, share=share(n, 3)) in text
+
+
+@LANGS
+def test_after_a_vote_again_a_bar_per_round_each_rounds_counts_and_both_said_in_words(lang):
+    t, q = Text(lang), QUESTIONS[0]
+    tokens = [new_student() for _ in range(6)]
+    c = start(new_code(), new_key(), "en")
+    for token in tokens:
+        c = join(c, token, 0.0, 200)
+    c = ask(c, 0)
+    for token, pick in zip(tokens, (0, 0, 1, 2, 0), strict=False):
+        c = answer(c, token, q.choices[pick])
+    c = vote_again(c)
+    for token, pick in zip(tokens, (1, 1, 1, 1, 2, 1), strict=True):
+        c = answer(c, token, q.choices[pick])
+    c = reveal(c)
+    first, second = (dict(result.counts) for result in rounds(c))
+    figure = answers_figure(c, t).to_plotly_json()
+    assert [bars["name"] for bars in figure["data"]] == [t("class.round", n=1), t("class.round", n=2)]
+    assert [list(bars["x"]) for bars in figure["data"]] == [[tally[k] for k in q.choices] for tally in (first, second)]
+    assert figure["data"][1]["text"] == [f"{second[k]} ({share(second[k], 6)})" for k in q.choices]
+    assert figure["layout"]["showlegend"]
+    assert figure["data"][0]["marker"]["pattern"]["shape"] == "/"  # the rounds told apart not by colour alone
+    text = answers_description(c, t)
+    for n, (tally, answered) in enumerate(((first, 5), (second, 6)), 1):
+        said = text.split(t("class.round", n=n))[1]
+        assert said.lstrip(":： ").startswith(t("class.describe", answered=answered, students=6, choices="")[:4])
+        name = t(q.choice_key(q.choices[1]))
+        name = t("class.right_choice", choice=name) if q.choices[1] == q.answer else name
+        assert t("class.describe_choice", choice=name, count=tally[q.choices[1]],
+                 share=share(tally[q.choices[1]], answered)) in said.split(t("class.round", n=2))[0]
+    rows = summary_rows(c, t)
+    assert [row[t("class.summary.round")] for row in rows] == [1, 2]
 
 
 def test_shares_are_whole_percentages_and_nobody_is_zero():

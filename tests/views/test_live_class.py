@@ -38,6 +38,7 @@ from ui.live_class import (
     recent,
     remove_recent,
     reveal,
+    rounds,
     script_position,
     show_me,
     show_step,
@@ -47,6 +48,7 @@ from ui.live_class import (
     summary,
     teacher_token,
     teacher_view,
+    vote_again,
 )
 from ui.text import Text
 
@@ -239,6 +241,9 @@ def test_every_seat_counts_once_whatever_its_address():
     (lambda c: show_step(c, len(TOUR)), "class.bad_step"),
     (lambda c: ask(c, -1), "class.bad_question"),
     (show_me, "class.not_revealed"),
+    (lambda c: vote_again(reveal(c)), "class.not_votable"),
+    (lambda c: vote_again(vote_again(c)), "class.not_votable"),
+    (lambda c: vote_again(show_step(c, 1)), "class.not_votable"),
     (lambda c: next_in_script(ask(c, LIVE_SCRIPT[-1][1])), "class.script_done"),
 ])
 def test_a_change_the_class_cannot_take_is_refused_with_its_message(change, key):
@@ -274,6 +279,33 @@ def test_every_refusal_has_its_message_in_both_languages():
 def test_the_record_survives_its_json():
     c = lock(answer(a_class(), STUDENTS[0], QUESTIONS[0].answer))
     assert from_json(as_json(c)) == c
+    again = answer(vote_again(c), STUDENTS[1], QUESTIONS[0].answer)
+    assert from_json(as_json(again)) == again
+
+
+def test_voting_again_keeps_the_first_round_shows_each_seat_its_own_and_counts_the_second_afresh():
+    q = QUESTIONS[3]
+    wrong = next(choice for choice in q.choices if choice != q.answer)
+    c = ask(a_class(), 3)
+    for student, choice in zip(STUDENTS, (q.answer, wrong, wrong), strict=False):
+        c = answer(c, student, choice)
+    c = close(c)
+    again = vote_again(c, timer=20, now=NOW)
+    assert (again.round, again.phase, again.answers, again.asked > c.asked) == (2, "open", {}, True)
+    assert again.version == c.version + 1 and again.closes_at == NOW + 20  # every phone follows, timed as asked
+    assert [student_state(again, s, NOW)["first"] for s in STUDENTS[:4]] == [q.answer, wrong, wrong, None]
+    assert student_state(again, STUDENTS[0], NOW)["round"] == 2 and student_state(c, STUDENTS[0])["round"] == 1
+    for student in STUDENTS[1:4]:  # two change their minds, one newcomer answers; the first does not vote again
+        again = answer(again, student, q.answer, NOW)
+    first, second = rounds(again)
+    assert (first.question, first.round, dict(first.counts)) == (3, 1, counts(c))
+    assert (second.question, second.round, dict(second.counts)) == (3, 2, {q.answer: 3, wrong: 0})
+    assert summary(again)[-2:] == (first, second) and len(summary(again)) == len(summary(c)) + 1
+    revealed = reveal(again)
+    assert rounds(revealed) == (first, second)
+    nxt = ask(revealed, 4)  # the next question: one round again, its seats' first answers gone
+    assert (nxt.round, nxt.first, rounds(nxt)[0].round) == (1, {}, 1) and summary(nxt)[-3:-1] == (first, second)
+    assert rounds(start(new_code(), new_key(), "en")) == ()
 
 
 class AnyOrder(RuleBasedStateMachine):

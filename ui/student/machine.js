@@ -47,7 +47,8 @@ export function mine(page) {
 
 // What the page shows: {kind} of no_code, joining (``error``: why it waits, if it does), refused, ended, paused
 // (the teacher's "look at the projector"), tour (``step``), question, closed, revealed (``question``, ``asked``,
-// ``choice``: the student's), or explorer (``free``: the student's own switches).
+// ``choice``: the student's; in a second round ``round`` 2 and ``first``, the student's first choice), or
+// explorer (``free``: the student's own switches).
 export function showing(page) {
   if (page.phase === "joining" && page.error) return { kind: "joining", error: page.error };
   if (page.phase !== "following") return { kind: page.phase };
@@ -57,7 +58,8 @@ export function showing(page) {
   if (s.activity === "tour") return { kind: "tour", step: s.step };
   if (s.activity === "explorer") return { kind: "explorer", free: false, scenario: s.scenario };
   const kind = { open: "question", closed: "closed", revealed: "revealed" }[s.phase];
-  return { kind, question: s.question, asked: s.asked, choice: mine(page), version: s.version };
+  return { kind, question: s.question, asked: s.asked, choice: mine(page), version: s.version,
+    ...(s.round === 2 ? { round: 2, first: s.first } : {}) };
 }
 
 // Whether going from ``before`` to ``after`` (two showing() values) is a new activity, which the page announces.

@@ -146,11 +146,18 @@ async function tour(view) {
 // keeps its keyboard focus as its student answers.
 async function question(view, here) {
   const asked = (await file(`questions-${lang}.json`))[view.question];
+  const again = view.round === 2 ? markup("p", { class: "note" }, word("join.round_two")) : null;
+  const title = again ? `${asked.title} · ${again.textContent}` : asked.title; // what the live region says
   if (here && view.kind === "question") {
     for (const radio of activity.querySelectorAll("input[type=radio]")) radio.checked = radio.value === view.choice;
-    return asked.title;
+    return title;
   }
   const parts = [markup("h2", {}, escape(asked.title)), markup("div", { class: "text" }, asked.prompt)];
+  const named = Object.fromEntries(asked.choices);
+  if (again) {
+    if (view.kind !== "revealed") parts.push(again);
+    if (view.first) parts.push(markup("p", {}, word("join.your_first", { choice: named[view.first] })));
+  }
   if (view.kind === "question") {
     const group = markup("fieldset", { class: "choices" }, `<legend>${word("join.your_answer")}</legend>`);
     for (const [choice, name] of asked.choices) {
@@ -163,23 +170,23 @@ async function question(view, here) {
     }
     parts.push(group, markup("p", { class: "caption" }, word("join.open")));
   } else if (view.choice) {
-    parts.push(markup("p", {}, word("join.you_chose", { choice: Object.fromEntries(asked.choices)[view.choice] })));
+    parts.push(markup("p", {}, word("join.you_chose", { choice: named[view.choice] })));
   }
   if (view.kind === "closed") parts.push(markup("p", { class: "note" }, word("join.closed")));
   if (view.kind !== "revealed") {
     activity.replaceChildren(...parts);
-    return asked.title;
+    return title;
   }
   const [ok, reveal] = await call(`reveal?me=${encodeURIComponent(page.me)}`);
   if (!ok) {
     activity.replaceChildren(...parts, problem(reveal.message));
-    return asked.title;
+    return title;
   }
   const [described, plot] = figure(reveal);
   activity.replaceChildren(...parts, markup("p", { class: `verdict ${reveal.verdict.kind}` },
     escape(reveal.verdict.said)), described, markup("div", { class: "text" }, reveal.explain));
   await chart(plot, reveal);
-  return asked.title;
+  return title;
 }
 
 // The Explorer on the class's view (read-only), or the student's own (``free``). Mounted again in place
