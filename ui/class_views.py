@@ -10,7 +10,7 @@ import io
 import plotly.graph_objects as go
 import segno
 
-from .lessons import QUESTIONS
+from .lessons import ASKABLE
 from .live_class import LiveClass, Result, rounds, summary
 from .text import Text
 from .views.style import INK, OTHER_TOKENS, PLOTLY_WHITE, TARGET, ink_layout, text_colour, unvalidated, wrap
@@ -23,7 +23,7 @@ def share(n: int, total: int) -> str:
 
 def choice_names(c: LiveClass, t: Text) -> list[str]:
     """The question's choices as students read them, the right one marked."""
-    question = QUESTIONS[c.question]
+    question = ASKABLE[c.question]
     return [t("class.right_choice", choice=t(question.choice_key(choice))) if choice == question.answer
             else t(question.choice_key(choice)) for choice in question.choices]
 
@@ -32,7 +32,7 @@ def answers_figure(c: LiveClass, t: Text, projector: bool = False) -> go.Figure:
     """The class's answers to the current question: one bar per choice, in the question's order (top
     first), each labelled with its count and share; the right answer's bar in the target colour. After a vote
     again, a bar per round for each choice, side by side, the first hatched, named in the legend."""
-    question, answered = QUESTIONS[c.question], rounds(c)
+    question, answered = ASKABLE[c.question], rounds(c)
     font = 20 if projector else 14
     colours = [TARGET if choice == question.answer else OTHER_TOKENS for choice in question.choices]
     names = [wrap(name, 24) for name in choice_names(c, t)]
@@ -66,7 +66,7 @@ def answers_figure(c: LiveClass, t: Text, projector: bool = False) -> go.Figure:
 def answers_description(c: LiveClass, t: Text) -> str:
     """The figure in words: how many answered, then each choice's count and share, in its order; after a vote
     again, so for each round."""
-    question, answered = QUESTIONS[c.question], rounds(c)
+    question, answered = ASKABLE[c.question], rounds(c)
 
     def described(result: Result) -> str:
         tally = dict(result.counts)
@@ -99,10 +99,11 @@ def summary_rows(c: LiveClass, t: Text) -> list[dict[str, str | int]]:
     columns are :data:`SUMMARY_COLUMNS`' words; nothing in a row says who answered."""
     rows = []
     for result in summary(c):
-        question, share_right = QUESTIONS[result.question], result.share_right()
+        question, share_right = ASKABLE[result.question], result.share_right()
         values = (result.question + 1, result.round, t(f"ex.{question.id}.prompt"), result.answered,
                   "; ".join(f"{t(question.choice_key(choice))} ({n})" for choice, n in result.counts),
-                  t(question.choice_key(question.answer)), "" if share_right is None else str(round(100 * share_right)))
+                  t(question.choice_key(question.answer)) if question.answer else "",
+                  "" if share_right is None else str(round(100 * share_right)))
         rows.append(dict(zip((t(f"class.summary.{column}") for column in SUMMARY_COLUMNS), values, strict=True)))
     return rows
 

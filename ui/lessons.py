@@ -34,15 +34,18 @@ class TourStep:
 
 @dataclass(frozen=True)
 class Question:
-    """Predict, then reveal: one correct choice, an explanation, and a view that shows it."""
+    """Predict, then reveal: one correct choice, an explanation, and a view that shows it. A live class's quick
+    poll (``exercise`` 0) is a question the teacher asks aloud: its choices only, none right, nothing to show."""
 
     id: str
     exercise: int
     choices: tuple[str, ...]
-    answer: str
+    answer: str | None
     show_me: dict
 
     def choice_key(self, choice: str) -> str:
+        if self.exercise == 0:
+            return f"poll.{choice}"
         return f"device.{choice}" if self.exercise == 2 else f"ex.{self.id}.choice.{choice}"
 
 
@@ -79,6 +82,12 @@ QUESTIONS = (
     Question("both_scenarios", 2, DEVICES, "residual", {"residual": False, "depth": 24, "scenario": "both"}),
     Question("size_swings", 2, DEVICES, "normalization", {"norm": False, "depth": 100}),
 )
+
+POLLS = (
+    Question("poll_letters", 0, ("a", "b", "c", "d"), None, {}),
+    Question("poll_agree", 0, ("agree", "disagree"), None, {}),
+)
+ASKABLE = QUESTIONS + POLLS  # what a live class asks: the lesson's questions (their numbers), then the quick polls
 
 # The ten-minute script (For teachers) as a live class runs it, one item per "Next": tour steps 1-6, then
 # Exercise 2's questions (each revealed, and shown in the Explorer, as the teacher chooses).

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from .controls import BY_KEY, CODE_ALPHABET, CODE_LENGTH, CONTROLS, INSTANT, ExplorerState, explorer_query
-from .lessons import LIVE_SCRIPT, QUESTIONS, TOUR
+from .lessons import ASKABLE, LIVE_SCRIPT, TOUR
 
 ACTIVITIES = ("tour", "explorer", "question")
 EXPLORER_KEYS = {control.key for control in CONTROLS}
@@ -33,7 +33,7 @@ class Refused(Exception):
 class Result:
     """One question's round as the class answered it: how many seats chose each choice (nothing of who)."""
 
-    question: int  # index into ui.lessons.QUESTIONS
+    question: int  # index into ui.lessons.ASKABLE
     round: int
     counts: tuple[tuple[str, int], ...]  # (choice, seats), in the question's order of choices
 
@@ -42,9 +42,9 @@ class Result:
         return sum(n for _, n in self.counts)
 
     def share_right(self) -> float | None:
-        """The share of the answers that chose the right one (``None``: no answer)."""
-        right = dict(self.counts)[QUESTIONS[self.question].answer]
-        return right / self.answered if self.answered else None
+        """The share of the answers that chose the right one (``None``: no answer, or a poll: none is right)."""
+        answer = ASKABLE[self.question].answer
+        return dict(self.counts)[answer] / self.answered if self.answered and answer else None
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class LiveClass:
     activity: str = "tour"
     step: int = 0  # the tour's step (index into ui.lessons.TOUR)
     view: tuple[tuple[str, str], ...] = ()  # the Explorer view, as its URL's query pairs
-    question: int = 0  # index into ui.lessons.QUESTIONS
+    question: int = 0  # index into ui.lessons.ASKABLE
     asked: int = 0  # the version the question was asked at: asked again, it is a new question
     phase: str = "open"  # a question's: "open" (answering), "closed" (answers kept, none taken), "revealed"
     round: int = 1  # the question's round: 2 once the class votes again
@@ -178,7 +178,7 @@ def show_view(c: LiveClass, view: dict[str, str]) -> LiveClass:
 def ask(c: LiveClass, question: int, timer: int = 0, now: float = 0.0) -> LiveClass:
     """Question ``question`` open, with no answers yet; with a ``timer`` (seconds), closed by itself that long
     after ``now`` (the server's clock)."""
-    if not 0 <= question < len(QUESTIONS):
+    if not 0 <= question < len(ASKABLE):
         raise Refused("class.bad_question")
     if not (timer == 0 or TIMER_SECONDS[0] <= timer <= TIMER_SECONDS[1]):
         raise Refused("class.bad_timer")
@@ -238,7 +238,9 @@ def show_me(c: LiveClass) -> LiveClass:
     """The revealed question's Explorer view on every screen."""
     if c.activity != "question" or c.phase != "revealed":
         raise Refused("class.not_revealed")
-    return show_view(c, explorer_query(QUESTIONS[c.question].show_me))
+    if not ASKABLE[c.question].show_me:
+        raise Refused("class.nothing_to_show")
+    return show_view(c, explorer_query(ASKABLE[c.question].show_me))
 
 
 def script_position(c: LiveClass) -> int:
@@ -276,7 +278,7 @@ def answer(c: LiveClass, seat: str, choice: str, now: float = 0.0) -> LiveClass:
         raise Refused("class.time_up")
     if c.activity != "question" or c.phase != "open":
         raise Refused("class.question_closed")
-    if choice not in QUESTIONS[c.question].choices:
+    if choice not in ASKABLE[c.question].choices:
         raise Refused("class.bad_choice")
     return replace(c, answers={**c.answers, seat: choice})
 
@@ -284,7 +286,7 @@ def answer(c: LiveClass, seat: str, choice: str, now: float = 0.0) -> LiveClass:
 def counts(c: LiveClass) -> dict[str, int]:
     """The current question's answers by choice, in the question's order of choices."""
     tally = Counter(c.answers.values())
-    return {choice: tally[choice] for choice in QUESTIONS[c.question].choices}
+    return {choice: tally[choice] for choice in ASKABLE[c.question].choices}
 
 
 def view_state(view: Iterable[tuple[str, str]], projector: bool = False, phone: bool = False) -> ExplorerState:

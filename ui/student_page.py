@@ -19,7 +19,7 @@ from .class_views import answers_description, answers_figure, choice_names
 from .controls import INSTANT, ExplorerState
 from .instant import EXPLORER, STYLE, joined, mount_data
 from .instant import MODULES as EXPLORER_MODULES
-from .lessons import QUESTIONS, TOUR, lesson_facts
+from .lessons import ASKABLE, TOUR, lesson_facts
 from .live_class import LiveClass
 from .text import LANG_TAGS, LANGUAGES, Text, plotly_locale
 from .views import FIGURES, explore, figure_state
@@ -124,9 +124,9 @@ def tour_file(number: int, t: Text, look: str) -> dict:
 
 
 def questions_file(t: Text) -> list[dict]:
-    """Every question as a student reads it, its choices in the question's order: never its answer."""
+    """Every question (and quick poll) as a student reads it, its choices in its order: never its answer."""
     return [{"title": t(f"ex.{q.exercise}.title"), "prompt": rendered(t(f"ex.{q.id}.prompt"), False),
-             "choices": [[choice, t(q.choice_key(choice))] for choice in q.choices]} for q in QUESTIONS]
+             "choices": [[choice, t(q.choice_key(choice))] for choice in q.choices]} for q in ASKABLE]
 
 
 def explorer_file(t: Text, free: bool) -> dict:
@@ -137,19 +137,21 @@ def explorer_file(t: Text, free: bool) -> dict:
 
 def reveal_file(c: LiveClass, t: Text) -> dict:
     """What the reveal shows every student alike: the class's answers (its chart and the chart in words), the
-    right answer and why."""
-    question = QUESTIONS[c.question]
+    right answer and why (a poll has neither)."""
+    question = ASKABLE[c.question]
     figure = answers_figure(c, t)
     return {"figure": json.loads(plotly.io.to_json(figure)), "description": answers_description(c, t),
             "config": {"displaylogo": False, "responsive": True, **plotly_locale(t)},
             "answer": question.answer, "names": choice_names(c, t),
-            "explain": rendered(t(f"ex.{question.id}.explain", **lesson_facts()), False)}
+            "explain": rendered(t(f"ex.{question.id}.explain", **lesson_facts()), False) if question.answer else ""}
 
 
 def verdict(c: LiveClass, me: str, t: Text) -> dict:
-    """A seat's own outcome once revealed: ``right``, ``wrong`` or ``not_counted`` (it did not answer), and what
-    the page says of it."""
-    question, mine = QUESTIONS[c.question], c.answers.get(me)
+    """A seat's own outcome once revealed: ``right``, ``wrong`` or ``not_counted`` (it did not answer), or
+    ``poll`` (none is right), and what the page says of it."""
+    question, mine = ASKABLE[c.question], c.answers.get(me)
+    if question.answer is None:
+        return {"kind": "poll", "said": t("join.poll_answered" if mine else "join.poll_not_answered")}
     answer = t(question.choice_key(question.answer))
     if mine is None:
         return {"kind": "not_counted", "said": t("join.not_counted", answer=answer)}

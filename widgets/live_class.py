@@ -23,7 +23,7 @@ from server.policy import POLICY
 from server.routes import CLASS_VERSION, PROCESS
 from ui.class_views import answers_description, answers_figure, join_code_svg, summary_csv, summary_rows
 from ui.controls import BY_KEY, INSTANT, ExplorerState, explorer_query
-from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR, lesson_facts
+from ui.lessons import ASKABLE, LIVE_SCRIPT, POLLS, QUESTIONS, TOUR, lesson_facts
 from ui.live_class import (
     ACTIVITIES,
     TIMER_SECONDS,
@@ -105,14 +105,16 @@ def class_state(c: LiveClass, projector: bool) -> ExplorerState:
 
 
 def question_text(c: LiveClass, t: Text) -> None:
-    """The class's question: its exercise's title and its prompt."""
-    question = QUESTIONS[c.question]
+    """The class's question: its exercise's title (or "Quick poll") and its prompt."""
+    question = ASKABLE[c.question]
     st.subheader(t(f"ex.{question.exercise}.title"))
     st.markdown(t(f"ex.{question.id}.prompt"))
 
 
 def explanation(c: LiveClass, t: Text) -> None:
-    st.markdown(t(f"ex.{QUESTIONS[c.question].id}.explain", **lesson_facts()))
+    """Why the answer is right (a poll has none)."""
+    if ASKABLE[c.question].answer:
+        st.markdown(t(f"ex.{ASKABLE[c.question].id}.explain", **lesson_facts()))
 
 
 def follow(c: LiveClass) -> None:
@@ -282,16 +284,21 @@ def explorer(state: ExplorerState, t: Text) -> None:
 
 def question(record: LiveClass, t: Text, projector: bool) -> None:
     """The question, its choices (the right one marked once revealed), and what to do next with it."""
-    asked = QUESTIONS[record.question]
+    asked = ASKABLE[record.question]
     phase = phase_at(record, time.time())
-    pick, timing, go = st.columns([8, 2, 2], vertical_alignment="bottom")
-    chosen = pick.selectbox(t("class.question"), range(len(QUESTIONS)), index=record.question,
+    pick, timing, go, poll = st.columns([7, 2, 2, 2], vertical_alignment="bottom")
+    chosen = pick.selectbox(t("class.question"), range(len(QUESTIONS)), index=min(record.question, len(QUESTIONS) - 1),
                             key=f"class_question_{record.asked}",
                             format_func=lambda i: f"{i + 1}. {t(f'ex.{QUESTIONS[i].id}.prompt')}")
     timing.number_input(t("class.timer"), min_value=TIMER_SECONDS[0], max_value=TIMER_SECONDS[1], value=None,
                         step=5, key=TIMER, help=t("class.timer_help"))
     go.button(t("class.ask"), key="class_ask", on_click=ask_now, args=(t, chosen), icon=":material/help:",
               use_container_width=True)
+    with poll.popover(t("class.quick_poll"), help=t("class.quick_poll_help"), icon=":material/how_to_vote:",
+                      use_container_width=True):
+        for each in POLLS:
+            st.button(t(f"class.poll.{each.id}"), key=f"class_{each.id}", on_click=ask_now,
+                      args=(t, ASKABLE.index(each)), use_container_width=True)
     shut, again, show, explore = st.columns([2, 2, 2, 3])
     shut.button(t("class.close"), key="class_close", disabled=phase != "open", on_click=teach, args=(t, close),
                 icon=":material/lock:", use_container_width=True)
@@ -300,8 +307,9 @@ def question(record: LiveClass, t: Text, projector: bool) -> None:
                  on_click=vote_again_now, args=(t,), icon=":material/replay:", use_container_width=True)
     show.button(t("class.reveal"), key="class_reveal", disabled=record.phase == "revealed", on_click=teach,
                 args=(t, reveal), icon=":material/bar_chart:", type="primary", use_container_width=True)
-    explore.button(t("ex.show_me"), key="class_show_me", disabled=record.phase != "revealed", on_click=teach,
-                   args=(t, show_me), kwargs={"led": True}, icon=":material/visibility:", use_container_width=True)
+    explore.button(t("ex.show_me"), key="class_show_me", disabled=record.phase != "revealed" or not asked.show_me,
+                   on_click=teach, args=(t, show_me), kwargs={"led": True}, icon=":material/visibility:",
+                   use_container_width=True)
     if record.round == 2:
         st.caption(t("class.second_round"))
     if record.timer and phase == "open":

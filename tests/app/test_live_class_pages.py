@@ -29,7 +29,7 @@ from ui.bundle import FIGURES, range_part
 from ui.class_views import answers_description, answers_figure, join_code_svg, summary_rows
 from ui.controls import BY_KEY, CODE_ALPHABET, INSTANT, explorer_query
 from ui.examples import markdown_text
-from ui.lessons import LIVE_SCRIPT, QUESTIONS
+from ui.lessons import ASKABLE, LIVE_SCRIPT, POLLS, QUESTIONS
 from ui.live_class import counts, new_student, view_state
 from ui.student_page import LOOKS
 from ui.text import LANGUAGES, Text
@@ -417,6 +417,31 @@ def test_vote_again_opens_a_second_round_each_phone_sees_its_first_answer_and_th
     assert reveal["description"] == said and [bars["name"] for bars in reveal["figure"]["data"]] == [
         t("class.round", n=1), t("class.round", n=2)]
     assert teacher.button(key="class_vote_again").disabled
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_quick_poll_shows_only_its_buttons_hides_the_split_until_reveal_and_counts_as_a_question(lang, store,
+                                                                                                   client):
+    t = Text(lang)
+    teacher, code, students = asking_three(lang, client)
+    for poll in POLLS:
+        assert teacher.button(key=f"class_{poll.id}").label == t(f"class.poll.{poll.id}")
+    teacher.button(key="class_poll_agree").click().run()
+    state = students[0].state()
+    assert ASKABLE[state["question"]] == POLLS[1] and state["phase"] == "open"
+    assert t("ex.0.title") in [h.value for h in teacher.subheader]
+    bad = students[0].post("answer", {"me": students[0].me, "asked": state["asked"], "choice": "a"})
+    assert (students[0].status, students[0].said, bad.get("counted")) == (400, t("class.bad_choice"), None)
+    for student, choice in zip(students, ("agree", "agree", "disagree"), strict=True):
+        assert student.answer(choice)
+    assert students[0].get("reveal")["error"] == "class.not_revealed"  # hidden until Reveal
+    again(teacher)
+    teacher.button(key="class_reveal").click().run()
+    record = store.read(code)
+    assert counts(record) == {"agree": 2, "disagree": 1}
+    assert markdown_text(answers_description(record, t)) in [m.value for m in teacher.markdown]
+    assert teacher.button(key="class_show_me").disabled  # a poll has no view to show
+    assert students[2].get("reveal")["verdict"] == {"kind": "poll", "said": t("join.poll_answered")}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

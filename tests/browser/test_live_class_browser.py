@@ -3,9 +3,9 @@ Streamlit page on the projector, and three students on the light page the QR cod
 Streamlit session each), read off the screen as a phone's camera reads it: one phone at 390 px, one student
 in Chinese. They follow a tour step, answer a question (one changes their answer), are paused and resumed,
 vote again, see the reveal of both rounds, the teacher's "show me", explore freely, are called back, answer a
-timed question that closes by itself and see the class end. No request leaves a page's origin, the teacher's key
-is on no student's page, and axe-core finds nothing on the student's page at 390 px and 1280 px in both
-languages."""
+timed question that closes by itself and a quick poll, and see the class end. No request leaves a page's
+origin, the teacher's key is on no student's page, and axe-core finds nothing on the student's page at 390 px
+and 1280 px in both languages."""
 
 from __future__ import annotations
 
@@ -209,6 +209,19 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
             expect(student.locator("#announced")).to_have_text(t("join.time_up"))
         expect(teacher.get_by_role("button", name=EN("class.close"))).to_be_disabled()
 
+        teacher.get_by_role("button", name=EN("class.quick_poll")).click()  # a question asked aloud: A-D only
+        teacher.get_by_role("button", name=EN("class.poll.poll_letters")).click()
+        for student, t, letter in zip(students, (EN, ZH, EN), "bbd", strict=True):
+            expect(student.locator(ACTIVITY)).to_have_text(t("ex.0.title"))
+            expect(student.get_by_role("radio")).to_have_count(4)
+            student.get_by_role("radio", name=t(f"poll.{letter}"), exact=True).check()
+        status_says(teacher, 3, 3)
+        assert not teacher.query_selector(".js-plotly-plot")  # hidden until Reveal
+        teacher.get_by_role("button", name=EN("class.reveal")).click()
+        for student, t in zip(students, (EN, ZH, EN), strict=True):
+            expect(student.locator(".verdict")).to_have_text(t("join.poll_answered"))
+        assert axe_violations(students[0]) == []
+
         teacher.get_by_role("button", name=EN("class.end"), exact=False).click()
         teacher.get_by_role("button", name=EN("class.end_confirm")).click()
         for student, t in zip(students, (EN, ZH, EN), strict=True):
@@ -217,9 +230,10 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         with teacher.expect_download() as downloading:
             teacher.get_by_role("button", name=EN("class.download")).click()
         rows = list(csv.reader(io.StringIO(Path(downloading.value.path()).read_bytes().decode("utf-8-sig"))))
-        assert rows[0] == [EN(f"class.summary.{column}") for column in SUMMARY_COLUMNS] and len(rows) == 5
+        assert rows[0] == [EN(f"class.summary.{column}") for column in SUMMARY_COLUMNS] and len(rows) == 6
         assert [row[:4] for row in rows[1:3]] == [["1", n, EN(f"ex.{asked.id}.prompt"), "3"] for n in "12"]
-        assert [row[3] for row in rows[3:]] == ["0", "0"]  # asked again twice ("Question", then with the timer)
+        assert [row[3] for row in rows[3:5]] == ["0", "0"]  # asked again twice ("Question", then with the timer)
+        assert rows[5][2:] == [EN("ex.poll_letters.prompt"), "3", "A (0); B (2); C (0); D (1)", "", ""]
         assert_healthy(teacher)
         assert not any(student.url.split("me=")[1].split("&")[0] in str(rows) for student in students)
         shot(teacher, "live-class-summary")

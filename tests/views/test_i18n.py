@@ -18,7 +18,7 @@ from ui.class_views import SUMMARY_COLUMNS
 from ui.controls import APP_CONTROLS, CONTROLS, LAB_CONTROLS, REAL_CONTROLS
 from ui.examples import EXAMPLE_NAMES
 from ui.lab_views import PANELS, VARIANT_PARTS
-from ui.lessons import CHECKLIST, PRESETS, QUESTIONS, TOUR
+from ui.lessons import ASKABLE, CHECKLIST, POLLS, PRESETS, QUESTIONS, TOUR
 from ui.live_class import ACTIVITIES
 from ui.real_views import PANELS as REAL_PANELS
 from ui.student_page import WORDS
@@ -61,16 +61,17 @@ FAMILIES = {
     "lang.*": {f"lang.{code}" for code in LANGUAGES},
     "class.activity.*": {f"class.activity.{a}" for a in ACTIVITIES},
     "class.summary.*": {f"class.summary.{c}" for c in SUMMARY_COLUMNS},
+    "class.poll.*": {f"class.poll.{p.id}" for p in POLLS},
     "describe.curve.*": {"describe.curve.block", "describe.curve.layer"},
     "describe.curve_lost.*": {"describe.curve_lost.block", "describe.curve_lost.layer"},
     # The lesson pages: keys derived from the ids in ui/lessons.py and ui/views/tables.py.
     "tour.*.title": {f"tour.{s.id}.title" for s in TOUR},
     "tour.*.body": {f"tour.{s.id}.body" for s in TOUR},
     "ex.*": {"ex.right", "ex.wrong"},  # a student's outcome once revealed (ui.student_page.verdict)
-    "ex.*.title": {f"ex.{n}.title" for n in {q.exercise for q in QUESTIONS}},
+    "ex.*.title": {f"ex.{n}.title" for n in {q.exercise for q in ASKABLE}},
     "ex.*.intro": {f"ex.{n}.intro" for n in {q.exercise for q in QUESTIONS}},
     "ex.*.rule": {f"ex.{n}.rule" for n in {q.exercise for q in QUESTIONS}},
-    "ex.*.prompt": {f"ex.{q.id}.prompt" for q in QUESTIONS},
+    "ex.*.prompt": {f"ex.{q.id}.prompt" for q in ASKABLE},
     "ex.*.explain": {f"ex.{q.id}.explain" for q in QUESTIONS},
     "check.*": {f"check.{c.id}" for c in CHECKLIST},
     "preset.*": {f"preset.{p.id}" for p in PRESETS},
@@ -97,7 +98,7 @@ FAMILIES = {
     "real.panel.*": {f"real.panel.{p}" for p in REAL_PANELS},
 }
 # Keys computed by a method rather than spelled in the call: t(question.choice_key(choice)).
-COMPUTED = {q.choice_key(c) for q in QUESTIONS for c in q.choices}
+COMPUTED = {q.choice_key(c) for q in ASKABLE for c in q.choices}
 
 
 def _pattern(node: ast.expr) -> str | None:
@@ -197,7 +198,8 @@ def test_no_catalog_key_is_unused():
 # Where t() gets a key from a variable, and the constants / computed keys that feed it.
 REFUSALS = {"class.not_teacher", "class.bad_link", "class.full", "class.ended", "class.too_many", "class.not_seated",
             "class.question_closed", "class.bad_choice", "class.bad_step", "class.bad_question", "class.not_revealed",
-            "class.locked", "class.paused", "class.bad_timer", "class.time_up"}
+            "class.locked", "class.paused", "class.bad_timer", "class.time_up", "class.not_votable",
+            "class.nothing_to_show"}
 VARIABLE_SITES = {
     "ui/verdicts.py": {k for k in EN if k.startswith("verdict.") or k.startswith("unit.")},
     "pages/exercises.py": {"ex.right", "ex.wrong"},

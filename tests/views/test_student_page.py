@@ -15,11 +15,11 @@ import plotly
 import pytest
 
 from support import ROOT
-from ui.class_views import answers_description, answers_figure
+from ui.class_views import answers_description, answers_figure, summary_rows
 from ui.instant import EXPLORER
 from ui.instant import MODULES as EXPLORER_MODULES
-from ui.lessons import QUESTIONS, TOUR
-from ui.live_class import answer, ask, join, reveal, start
+from ui.lessons import ASKABLE, POLLS, QUESTIONS, TOUR
+from ui.live_class import Refused, answer, ask, join, reveal, show_me, start
 from ui.student_page import (
     LOOKS,
     MODULES,
@@ -87,9 +87,9 @@ def test_each_tour_step_is_its_view_the_view_in_words_and_the_steps_text(lang, l
 def test_the_questions_carry_their_choices_in_order_and_never_their_answer(lang):
     t = Text(lang)
     made = questions_file(t)
-    assert [[choice for choice, _ in q["choices"]] for q in made] == [list(q.choices) for q in QUESTIONS]
+    assert [[choice for choice, _ in q["choices"]] for q in made] == [list(q.choices) for q in ASKABLE]
     assert [[name for _, name in q["choices"]] for q in made] == [[t(q.choice_key(c)) for c in q.choices]
-                                                                  for q in QUESTIONS]
+                                                                  for q in ASKABLE]
     assert all(set(q) == {"title", "prompt", "choices"} for q in made)  # nothing marks the right one, nor says why
     marked = t("class.right_choice", choice="\0").split("\0")[1]
     assert marked.strip() and marked not in json.dumps(made, ensure_ascii=False)
@@ -112,6 +112,25 @@ def test_the_reveal_is_the_teachers_chart_its_words_and_each_students_own_outcom
     assert [verdict(c, s * 16, t) for s in "abc"] == [
         {"kind": "right", "said": t("ex.right", answer=right)}, {"kind": "wrong", "said": t("ex.wrong", answer=right)},
         {"kind": "not_counted", "said": t("join.not_counted", answer=right)}]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_quick_polls_reveal_counts_its_buttons_marks_none_right_and_says_so(lang):
+    t, poll = Text(lang), POLLS[0]
+    c = start(CODE, "k" * 32, lang)
+    for student in ("a" * 16, "b" * 16, "c" * 16):
+        c = join(c, student, 0.0, 200)
+    c = ask(c, ASKABLE.index(poll))
+    c = reveal(answer(answer(c, "a" * 16, "c"), "b" * 16, "c"))
+    made = json.loads(json.dumps(reveal_file(c, t)))
+    assert made["figure"]["data"][0]["x"] == [0, 0, 2, 0] and made["answer"] is None and made["explain"] == ""
+    assert made["names"] == [t(f"poll.{choice}") for choice in poll.choices]  # none marked right
+    assert [verdict(c, s * 16, t) for s in "ac"] == [{"kind": "poll", "said": t("join.poll_answered")},
+                                                      {"kind": "poll", "said": t("join.poll_not_answered")}]
+    assert summary_rows(c, t)[-1][t("class.summary.share_right")] == ""
+    with pytest.raises(Refused) as refused:
+        show_me(c)
+    assert refused.value.key == "class.nothing_to_show"
 
 
 def test_the_explorers_data_is_read_only_while_following_and_the_students_own_when_free():
