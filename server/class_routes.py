@@ -167,7 +167,7 @@ def refusals(route):
     """``route`` whose :class:`Refusal` (or a class's ``Refused``) is the JSON error it answers."""
     statuses = {"class.ended": 404, "class.not_seated": 404, "class.full": 409, "class.locked": 409,
                 "class.paused": 409, "class.question_closed": 409, "class.bad_choice": 400, "class.bad_link": 400,
-                "class.not_revealed": 409, "class.time_up": 409}
+                "class.not_revealed": 409, "class.time_up": 409, "class.bad_number": 400}
 
     async def checked(request: Request) -> Response:
         try:

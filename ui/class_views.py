@@ -10,7 +10,7 @@ import io
 import plotly.graph_objects as go
 import segno
 
-from .lessons import ASKABLE
+from .lessons import ASKABLE, Question
 from .live_class import LiveClass, Result, rounds, summary
 from .text import Text
 from .views.style import INK, OTHER_TOKENS, PLOTLY_WHITE, TARGET, ink_layout, text_colour, unvalidated, wrap
@@ -19,6 +19,11 @@ from .views.style import INK, OTHER_TOKENS, PLOTLY_WHITE, TARGET, ink_layout, te
 def share(n: int, total: int) -> str:
     """``n`` of ``total`` as a whole percentage ("0 %" of nobody)."""
     return f"{round(100 * n / total) if total else 0} %"
+
+
+def answer_name(question: Question, answer: str, t: Text) -> str:
+    """An answer as students read it: a choice's words, or the number typed."""
+    return answer if question.number else t(question.choice_key(answer))
 
 
 def choice_names(c: LiveClass, t: Text) -> list[str]:
@@ -34,6 +39,8 @@ def answers_figure(c: LiveClass, t: Text, projector: bool = False) -> go.Figure:
     again, a bar per round for each choice, side by side, the first hatched, named in the legend."""
     question, answered = ASKABLE[c.question], rounds(c)
     font = 20 if projector else 14
+    if question.number:
+        return numbers_figure(c, t, font)
     colours = [TARGET if choice == question.answer else OTHER_TOKENS for choice in question.choices]
     names = [wrap(name, 24) for name in choice_names(c, t)]
     bars = []
@@ -69,6 +76,11 @@ def answers_description(c: LiveClass, t: Text) -> str:
     question, answered = ASKABLE[c.question], rounds(c)
 
     def described(result: Result) -> str:
+        if question.number:
+            right = dict(result.counts).get(result.answer, 0)
+            return t("class.describe_numbers", answered=result.answered, students=len(c.seats),
+                     numbers=t("describe.separator").join(f"{typed} ({n})" for typed, n in result.counts) or "-",
+                     value=result.answer, right=right, share=share(right, result.answered))
         tally = dict(result.counts)
         each = t("describe.separator").join(
             t("class.describe_choice", choice=name, count=tally[choice], share=share(tally[choice], result.answered))
@@ -78,6 +90,45 @@ def answers_description(c: LiveClass, t: Text) -> str:
     if len(answered) == 1:
         return described(answered[0])
     return " ".join(t("class.describe_round", n=result.round, said=described(result)) for result in answered)
+
+
+def numbers_figure(c: LiveClass, t: Text, font: int) -> go.Figure:
+    """A numeric prediction's answers as a dot plot: a dot per answer at its number, stacked (a round's dots
+    beside the other's, the first hollow), and the engine's value marked by a line."""
+    question, answered = ASKABLE[c.question], rounds(c)
+    numbers = [int(typed) for result in answered for typed, _ in result.counts] + [c.value]
+    offsets = (-0.15, 0.15) if len(answered) > 1 else (0.0,)
+    dots = []
+    for result, offset in zip(answered, offsets, strict=True):
+        points = [(int(typed) + offset, k) for typed, n in result.counts for k in range(1, n + 1)]
+        dots.append({"type": "scatter", "mode": "markers", "name": t("class.round", n=result.round),
+                     "x": [x for x, _ in points], "y": [y for _, y in points], "hoverinfo": "skip",
+                     "marker": {"size": font, "color": OTHER_TOKENS, "line": {"color": INK, "width": 2},
+                                "symbol": "circle-open" if result.round == 1 and len(answered) > 1 else "circle"}})
+    most = max([1, *(n for result in answered for _, n in result.counts)])
+    layout = ink_layout({
+        "title": {"text": wrap(t("class.answers_title", answered=answered[-1].answered, students=len(c.seats))),
+                  "font": {"size": font + 2}},
+        "template": PLOTLY_WHITE, "font": {"size": font}, "showlegend": len(answered) > 1, "height": 320 + 4 * font,
+        "legend": {"orientation": "h", "traceorder": "normal", "y": -0.3},
+        "margin": {"l": 60, "r": 40, "t": 60 + 2 * font, "b": 60},
+        "xaxis": {"title": {"text": t(question.number.unit)}, "range": [min(numbers) - 1, max(numbers) + 1],
+                  "dtick": 1 if max(numbers) - min(numbers) <= 20 else None, "zeroline": False},
+        "yaxis": {"title": {"text": t("class.answers_axis")}, "range": [0, most + 1.5], "dtick": 1},
+        "shapes": [{"type": "line", "x0": c.value, "x1": c.value, "y0": 0, "y1": 1, "yref": "paper",
+                    "line": {"color": TARGET, "width": 3}}],
+        "annotations": [{"x": c.value, "y": 1, "yref": "paper", "yanchor": "bottom", "showarrow": False,
+                         "text": t("class.engine_value", value=c.value), "font": {"color": text_colour(TARGET)}}],
+    })
+    return unvalidated({"data": dots, "layout": layout})
+
+
+def own_answer(typed: str, t: Text) -> dict:
+    """The phone's own number on the dot plot: a ring round it, named in the legend."""
+    return {"type": "scatter", "mode": "markers", "name": t("class.your_number"), "x": [int(typed)], "y": [0.4],
+            "hoverinfo": "skip", "showlegend": True,
+            "marker": {"size": 18, "color": TARGET, "symbol": "triangle-up",
+                       "line": {"color": INK, "width": 2}}}
 
 
 def join_code(link: str) -> segno.QRCode:
@@ -95,14 +146,14 @@ SUMMARY_COLUMNS = ("question", "round", "prompt", "answered", "counts", "right",
 
 def summary_rows(c: LiveClass, t: Text) -> list[dict[str, str | int]]:
     """A row per question and round the class answered: its number and prompt, how many answered, the count of
-    each choice, the right answer and the share that chose it (whole per cent, as text: empty with no answer). The
-    columns are :data:`SUMMARY_COLUMNS`' words; nothing in a row says who answered."""
+    each choice (or number typed), the right answer and the share that chose it (whole per cent, as text: empty
+    with no answer). The columns are :data:`SUMMARY_COLUMNS`' words; nothing in a row says who answered."""
     rows = []
     for result in summary(c):
         question, share_right = ASKABLE[result.question], result.share_right()
         values = (result.question + 1, result.round, t(f"ex.{question.id}.prompt"), result.answered,
-                  "; ".join(f"{t(question.choice_key(choice))} ({n})" for choice, n in result.counts),
-                  t(question.choice_key(question.answer)) if question.answer else "",
+                  "; ".join(f"{answer_name(question, choice, t)} ({n})" for choice, n in result.counts),
+                  answer_name(question, result.answer, t) if result.answer else "",
                   "" if share_right is None else str(round(100 * share_right)))
         rows.append(dict(zip((t(f"class.summary.{column}") for column in SUMMARY_COLUMNS), values, strict=True)))
     return rows

@@ -7,7 +7,8 @@ change to these tables, rendered by generic pages.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 import numpy as np
@@ -18,6 +19,30 @@ from blockstab.scenario import LESSON, Scenario
 from .controls import ExplorerState
 from .numbers import readable
 from .views import explore
+
+
+def collapse_block(readouts) -> int | None:
+    """The first block after which every sentence's tokens are one point (``None``: none in the stack)."""
+    blocks = np.nonzero(np.all(readouts.distinct_tokens == 1, axis=1))[0]
+    return int(blocks[0]) if blocks.size else None
+
+
+def growth_power(readouts) -> int | None:
+    """The power of ten of the action token's growth over the stack, the least of its sentences' (``None``: it
+    did not grow, or overflowed)."""
+    ratio = float((readouts.action_norm[-1] / readouts.action_norm[0]).min())
+    return int(np.floor(np.log10(ratio))) if np.isfinite(ratio) and ratio >= 1 else None
+
+
+@dataclass(frozen=True)
+class Number:
+    """A numeric prediction's answer: a whole number typed on the phone, from ``low`` to ``high`` (``unit``, a
+    catalog key), right when it is ``fact`` of the engine's readouts on the class's view."""
+
+    unit: str
+    low: int
+    high: int
+    fact: Callable
 
 
 @dataclass(frozen=True)
@@ -35,13 +60,16 @@ class TourStep:
 @dataclass(frozen=True)
 class Question:
     """Predict, then reveal: one correct choice, an explanation, and a view that shows it. A live class's quick
-    poll (``exercise`` 0) is a question the teacher asks aloud: its choices only, none right, nothing to show."""
+    poll (``exercise`` 0) is a question the teacher asks aloud: its choices only, none right, nothing to show. A
+    live class's numeric prediction (``exercise`` 3) has a ``number`` instead of choices: its answer is the
+    engine's on the class's view (:func:`engine_number`)."""
 
     id: str
     exercise: int
     choices: tuple[str, ...]
     answer: str | None
     show_me: dict
+    number: Number | None = None
 
     def choice_key(self, choice: str) -> str:
         if self.exercise == 0:
@@ -87,7 +115,18 @@ POLLS = (
     Question("poll_letters", 0, ("a", "b", "c", "d"), None, {}),
     Question("poll_agree", 0, ("agree", "disagree"), None, {}),
 )
-ASKABLE = QUESTIONS + POLLS  # what a live class asks: the lesson's questions (their numbers), then the quick polls
+NUMBERS = (
+    Question("collapse_at", 3, (), None, RESIDUAL_OFF, Number("class.unit.block", 1, 24, collapse_block)),
+    Question("growth_power", 3, (), None, NORM_OFF, Number("class.unit.power_of_ten", 0, 100, growth_power)),
+)
+# What a live class asks: the lesson's questions (their numbers), the quick polls, the numeric predictions.
+ASKABLE = QUESTIONS + POLLS + NUMBERS
+
+
+def engine_number(question: Question, view: ExplorerState) -> int | None:
+    """A numeric prediction's answer: its fact of the engine's readouts on ``view`` (the class's) with the
+    question's own settings (``None``: the stack does not show it there)."""
+    return question.number.fact(explore(replace(view, **question.show_me)).readouts)
 
 # The ten-minute script (For teachers) as a live class runs it, one item per "Next": tour steps 1-6, then
 # Exercise 2's questions (each revealed, and shown in the Explorer, as the teacher chooses).
@@ -117,14 +156,13 @@ def lesson_facts() -> dict[str, str]:
     def readouts(**view):
         return explore(ExplorerState(**view)).readouts
 
-    collapse = readouts(residual=False).distinct_tokens
     growth = readouts(norm=False).action_norm
     ratio = float((growth[-1] / growth[0]).min())
     stable = {depth: readouts(depth=depth) for depth in (24, 100)}
     pre = readouts(placement="pre", depth=100).action_norm
     gains = np.linalg.norm(lesson_params().blocks[0].feed_forward.w_out, axis=1)  # each key's write strength
     return {
-        "collapse_block": str(int(np.nonzero(np.all(collapse == 1, axis=1))[0][0])),
+        "collapse_block": str(collapse_block(readouts(residual=False))),
         "growth_24": readable(ratio),
         "growth_per_block": readable(ratio ** (1 / 24), digits=2),
         "distinct_24": str(int(stable[24].distinct_tokens[-1].min())),

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from .controls import BY_KEY, CODE_ALPHABET, CODE_LENGTH, CONTROLS, INSTANT, ExplorerState, explorer_query
-from .lessons import ASKABLE, LIVE_SCRIPT, TOUR
+from .lessons import ASKABLE, LIVE_SCRIPT, TOUR, engine_number
 
 ACTIVITIES = ("tour", "explorer", "question")
 EXPLORER_KEYS = {control.key for control in CONTROLS}
@@ -31,20 +32,21 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Result:
-    """One question's round as the class answered it: how many seats chose each choice (nothing of who)."""
+    """One question's round as the class answered it: how many seats chose each choice, or typed each number
+    (nothing of who), and the right one (``None``: a poll)."""
 
     question: int  # index into ui.lessons.ASKABLE
     round: int
-    counts: tuple[tuple[str, int], ...]  # (choice, seats), in the question's order of choices
+    counts: tuple[tuple[str, int], ...]  # (choice, seats), in the question's order of choices (numbers: rising)
+    answer: str | None = None
 
     @property
     def answered(self) -> int:
         return sum(n for _, n in self.counts)
 
     def share_right(self) -> float | None:
-        """The share of the answers that chose the right one (``None``: no answer, or a poll: none is right)."""
-        answer = ASKABLE[self.question].answer
-        return dict(self.counts)[answer] / self.answered if self.answered and answer else None
+        """The share of the answers that are the right one (``None``: no answer, or a poll: none is right)."""
+        return dict(self.counts).get(self.answer, 0) / self.answered if self.answered and self.answer else None
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class LiveClass:
     asked: int = 0  # the version the question was asked at: asked again, it is a new question
     phase: str = "open"  # a question's: "open" (answering), "closed" (answers kept, none taken), "revealed"
     round: int = 1  # the question's round: 2 once the class votes again
+    value: int | None = None  # a numeric prediction's answer: the engine's on the class's view when asked
     timer: int = 0  # the open question's countdown, in seconds (0: none)
     closes_at: float = 0.0  # when that countdown ends (the server's clock, s): the question is closed from then
     following: bool = True  # False: students explore on their own
@@ -182,7 +185,12 @@ def ask(c: LiveClass, question: int, timer: int = 0, now: float = 0.0) -> LiveCl
         raise Refused("class.bad_question")
     if not (timer == 0 or TIMER_SECONDS[0] <= timer <= TIMER_SECONDS[1]):
         raise Refused("class.bad_timer")
-    return _led(c, activity="question", question=question, asked=c.version + 1, phase="open", round=1,
+    value = None
+    if ASKABLE[question].number:
+        value = engine_number(ASKABLE[question], view_state(c.view))
+        if value is None:
+            raise Refused("class.no_number")
+    return _led(c, activity="question", question=question, asked=c.version + 1, phase="open", round=1, value=value,
                 following=True, answers={}, first={}, timer=timer, closes_at=now + timer if timer else 0.0,
                 results=summary(c))
 
@@ -199,7 +207,12 @@ def current_result(c: LiveClass) -> Result | None:
     """The current question's round as answered so far (``None``: no question asked yet)."""
     if not c.asked:
         return None
-    return Result(c.question, c.round, tuple(counts(c).items()))
+    return Result(c.question, c.round, tuple(counts(c).items()), right_answer(c))
+
+
+def right_answer(c: LiveClass) -> str | None:
+    """The current question's right answer as a phone sends it: a choice, a number, or none (a poll)."""
+    return str(c.value) if ASKABLE[c.question].number else ASKABLE[c.question].answer
 
 
 def rounds(c: LiveClass) -> tuple[Result, ...]:
@@ -278,14 +291,22 @@ def answer(c: LiveClass, seat: str, choice: str, now: float = 0.0) -> LiveClass:
         raise Refused("class.time_up")
     if c.activity != "question" or c.phase != "open":
         raise Refused("class.question_closed")
-    if choice not in ASKABLE[c.question].choices:
+    number = ASKABLE[c.question].number
+    if number:
+        typed = re.fullmatch(r"\s*(-?[0-9]{1,6})\s*", choice)
+        if typed is None or not number.low <= int(typed[1]) <= number.high:
+            raise Refused("class.bad_number")
+        choice = str(int(typed[1]))
+    elif choice not in ASKABLE[c.question].choices:
         raise Refused("class.bad_choice")
     return replace(c, answers={**c.answers, seat: choice})
 
 
 def counts(c: LiveClass) -> dict[str, int]:
-    """The current question's answers by choice, in the question's order of choices."""
+    """The current question's answers by choice, in the question's order of choices (numbers: each typed, rising)."""
     tally = Counter(c.answers.values())
+    if ASKABLE[c.question].number:
+        return {typed: tally[typed] for typed in sorted(tally, key=int)}
     return {choice: tally[choice] for choice in ASKABLE[c.question].choices}
 
 
@@ -320,10 +341,11 @@ def as_json(c: LiveClass) -> dict:
             "phase": c.phase, "round": c.round, "first": c.first, "timer": c.timer, "closes_at": c.closes_at,
             "following": c.following,
             "locked": c.locked, "paused": c.paused, "seats": c.seats, "answers": c.answers, "ended": c.ended,
-            "results": [[r.question, r.round, [list(pair) for pair in r.counts]] for r in c.results]}
+            "value": c.value,
+            "results": [[r.question, r.round, [list(pair) for pair in r.counts], r.answer] for r in c.results]}
 
 
 def from_json(value: dict) -> LiveClass:
     return LiveClass(**{**value, "view": tuple(tuple(pair) for pair in value["view"]),
-                        "results": tuple(Result(q, n, tuple(tuple(pair) for pair in counted))
-                                         for q, n, counted in value["results"])})
+                        "results": tuple(Result(q, n, tuple(tuple(pair) for pair in counted), answer)
+                                         for q, n, counted, answer in value["results"])})

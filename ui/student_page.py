@@ -15,12 +15,12 @@ from pathlib import Path
 import plotly.io
 from markdown_it import MarkdownIt
 
-from .class_views import answers_description, answers_figure, choice_names
+from .class_views import answer_name, answers_description, answers_figure, choice_names, own_answer
 from .controls import INSTANT, ExplorerState
 from .instant import EXPLORER, STYLE, joined, mount_data
 from .instant import MODULES as EXPLORER_MODULES
 from .lessons import ASKABLE, TOUR, lesson_facts
-from .live_class import LiveClass
+from .live_class import LiveClass, right_answer
 from .text import LANG_TAGS, LANGUAGES, Text, plotly_locale
 from .views import FIGURES, explore, figure_state
 from .views.describe import DESCRIPTIONS
@@ -34,7 +34,7 @@ COMPILE_HINT = b"//# allFunctionsCalledOnLoad\n"
 MODULES = ("machine", "page")  # ui/student/, after the Explorer's modules (the page draws with its functions)
 LOOKS = ("phone", "computer")
 # The page's own words, as HTML (Markdown rendered; ``{name}`` placeholders the page fills with text).
-WORDS = ("join.title", "join.in_class", "join.your_answer", "join.open", "join.closed", "join.you_chose",
+WORDS = ("join.send", "join.title", "join.in_class", "join.your_answer", "join.open", "join.closed", "join.you_chose",
          "join.explore_freely", "join.joining", "join.reconnecting", "join.language", "join.look_up",
          "join.seconds_left", "join.time_up", "join.round_two", "join.your_first", "class.not_seated",
          "describe.show", "lang.en", "lang.zh")
@@ -124,9 +124,13 @@ def tour_file(number: int, t: Text, look: str) -> dict:
 
 
 def questions_file(t: Text) -> list[dict]:
-    """Every question (and quick poll) as a student reads it, its choices in its order: never its answer."""
+    """Every question (quick poll, numeric prediction) as a student reads it, its choices in its order or its
+    number's bounds and unit: never its answer."""
     return [{"title": t(f"ex.{q.exercise}.title"), "prompt": rendered(t(f"ex.{q.id}.prompt"), False),
-             "choices": [[choice, t(q.choice_key(choice))] for choice in q.choices]} for q in ASKABLE]
+             "choices": [[choice, t(q.choice_key(choice))] for choice in q.choices],
+             **({"number": {"low": q.number.low, "high": q.number.high,
+                            "label": t("join.number_label", unit=t(q.number.unit), low=q.number.low,
+                                       high=q.number.high)}} if q.number else {})} for q in ASKABLE]
 
 
 def explorer_file(t: Text, free: bool) -> dict:
@@ -143,20 +147,22 @@ def reveal_file(c: LiveClass, t: Text) -> dict:
     return {"figure": json.loads(plotly.io.to_json(figure)), "description": answers_description(c, t),
             "config": {"displaylogo": False, "responsive": True, **plotly_locale(t)},
             "answer": question.answer, "names": choice_names(c, t),
-            "explain": rendered(t(f"ex.{question.id}.explain", **lesson_facts()), False) if question.answer else ""}
+            "explain": rendered(t(f"ex.{question.id}.explain", **lesson_facts(), value=c.value), False)
+            if question.answer or question.number else ""}
 
 
 def verdict(c: LiveClass, me: str, t: Text) -> dict:
     """A seat's own outcome once revealed: ``right``, ``wrong`` or ``not_counted`` (it did not answer), or
-    ``poll`` (none is right), and what the page says of it."""
-    question, mine = ASKABLE[c.question], c.answers.get(me)
-    if question.answer is None:
+    ``poll`` (none is right), and what the page says of it; for a number, ``own``: its mark on the dot plot."""
+    question, mine, right = ASKABLE[c.question], c.answers.get(me), right_answer(c)
+    if right is None:
         return {"kind": "poll", "said": t("join.poll_answered" if mine else "join.poll_not_answered")}
-    answer = t(question.choice_key(question.answer))
+    answer = answer_name(question, right, t)
     if mine is None:
         return {"kind": "not_counted", "said": t("join.not_counted", answer=answer)}
-    kind = "right" if mine == question.answer else "wrong"
-    return {"kind": kind, "said": t(f"ex.{kind}", answer=answer)}
+    kind = "right" if mine == right else "wrong"
+    own = {"own": own_answer(mine, t)} if question.number else {}
+    return {"kind": kind, "said": t(f"ex.{kind}", answer=answer), **own}
 
 
 def plotly_script() -> bytes:

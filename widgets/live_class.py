@@ -23,7 +23,7 @@ from server.policy import POLICY
 from server.routes import CLASS_VERSION, PROCESS
 from ui.class_views import answers_description, answers_figure, join_code_svg, summary_csv, summary_rows
 from ui.controls import BY_KEY, INSTANT, ExplorerState, explorer_query
-from ui.lessons import ASKABLE, LIVE_SCRIPT, POLLS, QUESTIONS, TOUR, lesson_facts
+from ui.lessons import ASKABLE, LIVE_SCRIPT, POLLS, TOUR, lesson_facts
 from ui.live_class import (
     ACTIVITIES,
     TIMER_SECONDS,
@@ -71,6 +71,7 @@ POLL_SECONDS = 1.0  # how often, on average, the page asks whether the class mov
 POLL_SPREAD = 0.3  # the page waits POLL_SECONDS ± this share (several teachers' tabs do not ask at once)
 RETRY_SECONDS = 3.0  # a page that asked for a run and got none (asked while its socket was down) asks again
 
+ASKED = [n for n, question in enumerate(ASKABLE) if question not in POLLS]  # the list beside Ask (polls: their own)
 FOLLOW_JS = Path(__file__).parent / "follow.js"
 follower = st.components.v2.component("blockstab.follow", js=FOLLOW_JS.read_text(encoding="utf-8"))
 
@@ -113,8 +114,8 @@ def question_text(c: LiveClass, t: Text) -> None:
 
 def explanation(c: LiveClass, t: Text) -> None:
     """Why the answer is right (a poll has none)."""
-    if ASKABLE[c.question].answer:
-        st.markdown(t(f"ex.{ASKABLE[c.question].id}.explain", **lesson_facts()))
+    if ASKABLE[c.question].answer or ASKABLE[c.question].number:
+        st.markdown(t(f"ex.{ASKABLE[c.question].id}.explain", **lesson_facts(), value=c.value))
 
 
 def follow(c: LiveClass) -> None:
@@ -287,9 +288,9 @@ def question(record: LiveClass, t: Text, projector: bool) -> None:
     asked = ASKABLE[record.question]
     phase = phase_at(record, time.time())
     pick, timing, go, poll = st.columns([7, 2, 2, 2], vertical_alignment="bottom")
-    chosen = pick.selectbox(t("class.question"), range(len(QUESTIONS)), index=min(record.question, len(QUESTIONS) - 1),
-                            key=f"class_question_{record.asked}",
-                            format_func=lambda i: f"{i + 1}. {t(f'ex.{QUESTIONS[i].id}.prompt')}")
+    chosen = pick.selectbox(t("class.question"), ASKED, index=ASKED.index(record.question) if record.question in ASKED
+                            else 0, key=f"class_question_{record.asked}",
+                            format_func=lambda i: f"{i + 1}. {t(f'ex.{ASKABLE[i].id}.prompt')}")
     timing.number_input(t("class.timer"), min_value=TIMER_SECONDS[0], max_value=TIMER_SECONDS[1], value=None,
                         step=5, key=TIMER, help=t("class.timer_help"))
     go.button(t("class.ask"), key="class_ask", on_click=ask_now, args=(t, chosen), icon=":material/help:",
@@ -316,7 +317,8 @@ def question(record: LiveClass, t: Text, projector: bool) -> None:
         st.caption(t("class.timed", seconds=record.timer))
     question_text(record, t)
     if record.phase != "revealed":
-        st.markdown("\n".join(f"{n}. {t(asked.choice_key(choice))}" for n, choice in enumerate(asked.choices, 1)))
+        if asked.choices:
+            st.markdown("\n".join(f"{n}. {t(asked.choice_key(c))}" for n, c in enumerate(asked.choices, 1)))
         if not projector:  # the teacher's own screen: the split so far, folded (never on the projector)
             with st.expander(t("class.private_look"), icon=":material/visibility_lock:", key="class_private_look"):
                 st.caption(t("class.private_look_note"))

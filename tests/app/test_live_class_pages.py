@@ -29,7 +29,7 @@ from ui.bundle import FIGURES, range_part
 from ui.class_views import answers_description, answers_figure, join_code_svg, summary_rows
 from ui.controls import BY_KEY, CODE_ALPHABET, INSTANT, explorer_query
 from ui.examples import markdown_text
-from ui.lessons import ASKABLE, LIVE_SCRIPT, POLLS, QUESTIONS
+from ui.lessons import ASKABLE, LIVE_SCRIPT, NUMBERS, POLLS, QUESTIONS, engine_number
 from ui.live_class import counts, new_student, view_state
 from ui.student_page import LOOKS
 from ui.text import LANGUAGES, Text
@@ -442,6 +442,33 @@ def test_a_quick_poll_shows_only_its_buttons_hides_the_split_until_reveal_and_co
     assert markdown_text(answers_description(record, t)) in [m.value for m in teacher.markdown]
     assert teacher.button(key="class_show_me").disabled  # a poll has no view to show
     assert students[2].get("reveal")["verdict"] == {"kind": "poll", "said": t("join.poll_answered")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_numeric_prediction_takes_whole_numbers_in_bounds_and_reveals_the_engines_value(lang, store, client):
+    t, q = Text(lang), NUMBERS[1]
+    teacher, code, students = asking_three(lang, client)
+    teacher.selectbox(key=next(s.key for s in teacher.selectbox if s.key.startswith("class_question_"))).set_value(
+        ASKABLE.index(q)).run()
+    teacher.button(key="class_ask").click().run()
+    record = store.read(code)
+    assert ASKABLE[record.question] == q and record.value == engine_number(q, view_state(record.view))
+    asked = students[0].state()["asked"]
+    for bad in ("abc", "101", "4.5", "-1", "<b>9</b>", "9" * 40):
+        refused = students[0].post("answer", {"me": students[0].me, "asked": asked, "choice": bad})
+        assert (students[0].status, students[0].said, refused.get("counted")) == (400, t("class.bad_number"), None)
+    assert store.read(code).answers == {}  # nothing kept of a bad number
+    for student, typed in zip(students, (str(record.value), "12", str(record.value)), strict=True):
+        assert student.answer(typed)
+    again(teacher)
+    teacher.button(key="class_reveal").click().run()
+    record = store.read(code)
+    assert markdown_text(answers_description(record, t)) in [m.value for m in teacher.markdown]
+    assert t("ex.growth_power.explain", value=record.value) in [m.value for m in teacher.markdown]
+    mine = students[1].get("reveal")["verdict"]
+    assert (mine["kind"], mine["own"]["x"]) == ("wrong", [12])  # this phone's own number, marked on its plot
+    shared = [trace.get("name") for trace in students[0].get("reveal")["figure"]["data"]]
+    assert t("class.your_number") not in shared  # the class's plot marks no one's number
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -3,9 +3,9 @@ Streamlit page on the projector, and three students on the light page the QR cod
 Streamlit session each), read off the screen as a phone's camera reads it: one phone at 390 px, one student
 in Chinese. They follow a tour step, answer a question (one changes their answer), are paused and resumed,
 vote again, see the reveal of both rounds, the teacher's "show me", explore freely, are called back, answer a
-timed question that closes by itself and a quick poll, and see the class end. No request leaves a page's
-origin, the teacher's key is on no student's page, and axe-core finds nothing on the student's page at 390 px
-and 1280 px in both languages."""
+timed question that closes by itself, a quick poll and a number to predict, and see the class end. No request
+leaves a page's origin, the teacher's key is on no student's page, and axe-core finds nothing on the student's
+page at 390 px and 1280 px in both languages."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from support.browser import assert_healthy, axe_violations, open_app, read_qr, r
 from testbed.local_server import PHONE_USER_AGENT
 from ui.class_views import SUMMARY_COLUMNS, answers_description
 from ui.controls import INSTANT, explorer_query
-from ui.lessons import QUESTIONS, TOUR
+from ui.lessons import NUMBERS, QUESTIONS, TOUR, engine_number
 from ui.live_class import answer, ask, join, reveal, start, view_state, vote_again
 from ui.text import LANG_TAGS, Text
 
@@ -222,6 +222,26 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
             expect(student.locator(".verdict")).to_have_text(t("join.poll_answered"))
         assert axe_violations(students[0]) == []
 
+        numeric = NUMBERS[0]  # a number typed on the phone: the block the tokens collapse by
+        teacher.get_by_role("combobox", name=EN("class.question")).click()
+        teacher.get_by_role("option", name=re.compile(re.escape(EN(f"ex.{numeric.id}.prompt")[:40]))).click()
+        teacher.get_by_role("button", name=EN("class.ask"), exact=True).click()
+        value = engine_number(numeric, view_state(()))
+        for student, t, typed in zip(students, (EN, ZH, EN), (value, value, value + 2), strict=True):
+            field = student.get_by_label(t("join.number_label", unit=t(numeric.number.unit), low=numeric.number.low,
+                                           high=numeric.number.high))
+            field.fill(str(typed))
+            field.press("Enter")  # (the form's own submit, by keyboard)
+        status_says(teacher, 3, 3)
+        teacher.get_by_role("button", name=EN("class.reveal")).click()
+        for student, t, kind in zip(students, (EN, ZH, EN), ("ex.right", "ex.right", "ex.wrong"), strict=True):
+            expect(student.locator(".verdict")).to_have_text(t(kind, answer=str(value)))
+            student.wait_for_selector("#activity .main-svg")
+        marked = students[2].evaluate("() => document.querySelector('#activity .js-plotly-plot').data.map(d => d.name)")
+        assert EN("class.your_number") in marked  # this phone's own number, on its own plot
+        shot(students[2], "live-class-phone-number-reveal")
+        assert axe_violations(students[0]) == []
+
         teacher.get_by_role("button", name=EN("class.end"), exact=False).click()
         teacher.get_by_role("button", name=EN("class.end_confirm")).click()
         for student, t in zip(students, (EN, ZH, EN), strict=True):
@@ -230,10 +250,11 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         with teacher.expect_download() as downloading:
             teacher.get_by_role("button", name=EN("class.download")).click()
         rows = list(csv.reader(io.StringIO(Path(downloading.value.path()).read_bytes().decode("utf-8-sig"))))
-        assert rows[0] == [EN(f"class.summary.{column}") for column in SUMMARY_COLUMNS] and len(rows) == 6
+        assert rows[0] == [EN(f"class.summary.{column}") for column in SUMMARY_COLUMNS] and len(rows) == 7
         assert [row[:4] for row in rows[1:3]] == [["1", n, EN(f"ex.{asked.id}.prompt"), "3"] for n in "12"]
         assert [row[3] for row in rows[3:5]] == ["0", "0"]  # asked again twice ("Question", then with the timer)
         assert rows[5][2:] == [EN("ex.poll_letters.prompt"), "3", "A (0); B (2); C (0); D (1)", "", ""]
+        assert rows[6][3:] == ["3", f"{value} (2); {value + 2} (1)", str(value), "67"]
         assert_healthy(teacher)
         assert not any(student.url.split("me=")[1].split("&")[0] in str(rows) for student in students)
         shot(teacher, "live-class-summary")

@@ -19,8 +19,21 @@ from ui.class_views import (
     summary_csv,
     summary_rows,
 )
-from ui.lessons import QUESTIONS
-from ui.live_class import answer, ask, end, join, new_code, new_key, new_student, reveal, rounds, start, vote_again
+from ui.lessons import ASKABLE, NUMBERS, QUESTIONS, engine_number
+from ui.live_class import (
+    answer,
+    ask,
+    end,
+    join,
+    new_code,
+    new_key,
+    new_student,
+    reveal,
+    rounds,
+    start,
+    view_state,
+    vote_again,
+)
 from ui.text import Text
 
 LANGS = pytest.mark.parametrize("lang", ["en", "zh"])
@@ -101,6 +114,34 @@ def test_after_a_vote_again_a_bar_per_round_each_rounds_counts_and_both_said_in_
                  share=share(tally[q.choices[1]], answered)) in said.split(t("class.round", n=2))[0]
     rows = summary_rows(c, t)
     assert [row[t("class.summary.round")] for row in rows] == [1, 2]
+
+
+@LANGS
+def test_a_numbers_reveal_is_a_dot_per_answer_at_its_number_the_engines_value_marked_and_said(lang):
+    t, q = Text(lang), NUMBERS[0]
+    tokens = [new_student() for _ in range(5)]
+    c = start(new_code(), new_key(), "en")
+    for token in tokens:
+        c = join(c, token, 0.0, 200)
+    c = ask(c, ASKABLE.index(q))
+    typed = (c.value, c.value, 5, 12)
+    for token, number in zip(tokens, typed, strict=False):
+        c = answer(c, token, str(number))
+    c = reveal(c)
+    figure = answers_figure(c, t).to_plotly_json()
+    (dots,) = figure["data"]
+    assert sorted(zip(dots["x"], dots["y"], strict=True)) == sorted(
+        (number, k) for number in set(typed) for k in range(1, typed.count(number) + 1))
+    (line,) = figure["layout"]["shapes"]
+    assert line["x0"] == line["x1"] == c.value == engine_number(q, view_state(()))
+    assert figure["layout"]["annotations"][0]["text"] == t("class.engine_value", value=c.value)
+    assert figure["layout"]["xaxis"]["title"]["text"] == t(q.number.unit)
+    said = answers_description(c, t)
+    numbers = t("describe.separator").join(f"{n} ({typed.count(n)})" for n in sorted(set(typed)))
+    assert said == t("class.describe_numbers", answered=4, students=5, numbers=numbers, value=c.value, right=2,
+                     share=share(2, 4))
+    row = summary_rows(c, t)[-1]
+    assert (row[t("class.summary.right")], row[t("class.summary.share_right")]) == (str(c.value), "50")
 
 
 def test_shares_are_whole_percentages_and_nobody_is_zero():

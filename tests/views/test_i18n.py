@@ -72,7 +72,8 @@ FAMILIES = {
     "ex.*.intro": {f"ex.{n}.intro" for n in {q.exercise for q in QUESTIONS}},
     "ex.*.rule": {f"ex.{n}.rule" for n in {q.exercise for q in QUESTIONS}},
     "ex.*.prompt": {f"ex.{q.id}.prompt" for q in ASKABLE},
-    "ex.*.explain": {f"ex.{q.id}.explain" for q in QUESTIONS},
+    "ex.*.explain": {f"ex.{q.id}.explain" for q in ASKABLE if q.answer or q.number},
+    "class.unit.*": {q.number.unit for q in ASKABLE if q.number},
     "check.*": {f"check.{c.id}" for c in CHECKLIST},
     "preset.*": {f"preset.{p.id}" for p in PRESETS},
     "case.reading.*": {f"case.reading.{s}" for s in SCENARIOS},
@@ -199,7 +200,7 @@ def test_no_catalog_key_is_unused():
 REFUSALS = {"class.not_teacher", "class.bad_link", "class.full", "class.ended", "class.too_many", "class.not_seated",
             "class.question_closed", "class.bad_choice", "class.bad_step", "class.bad_question", "class.not_revealed",
             "class.locked", "class.paused", "class.bad_timer", "class.time_up", "class.not_votable",
-            "class.nothing_to_show"}
+            "class.nothing_to_show", "class.bad_number", "class.no_number"}
 VARIABLE_SITES = {
     "ui/verdicts.py": {k for k in EN if k.startswith("verdict.") or k.startswith("unit.")},
     "pages/exercises.py": {"ex.right", "ex.wrong"},

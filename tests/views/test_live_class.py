@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from support import ROOT
-from ui.controls import BY_KEY, explorer_query
-from ui.lessons import LIVE_SCRIPT, QUESTIONS, TOUR
+from ui import live_class
+from ui.controls import BY_KEY, ExplorerState, explorer_query
+from ui.lessons import ASKABLE, LIVE_SCRIPT, NUMBERS, QUESTIONS, TOUR, engine_number, lesson_facts
 from ui.live_class import (
     CODE_ALPHABET,
     CODE_LENGTH,
@@ -38,6 +39,7 @@ from ui.live_class import (
     recent,
     remove_recent,
     reveal,
+    right_answer,
     rounds,
     script_position,
     show_me,
@@ -48,9 +50,11 @@ from ui.live_class import (
     summary,
     teacher_token,
     teacher_view,
+    view_state,
     vote_again,
 )
 from ui.text import Text
+from ui.views import explore
 
 STUDENTS = [new_student() for _ in range(8)]
 NOW = 1_800_000_000.0  # the server's clock when the class below was joined
@@ -372,3 +376,38 @@ class AnyOrder(RuleBasedStateMachine):
 
 
 TestAnyOrder = AnyOrder.TestCase
+
+
+@pytest.mark.parametrize("view", [{}, {"norm_kind": "layernorm"}, {"placement": "pre", "scenario": "confirmed"}])
+def test_a_numeric_prediction_is_answered_by_the_engine_on_the_classs_view_and_takes_whole_numbers_in_bounds(view):
+    collapse, growth = (ASKABLE.index(q) for q in NUMBERS)
+    c = ask(show_view(a_class(), view), collapse)
+    shown = view_state(tuple(sorted(view.items())))
+    assert c.value == engine_number(NUMBERS[0], shown) and right_answer(c) == str(c.value)
+    assert ask(c, growth).value == engine_number(NUMBERS[1], shown)
+    for typed, kept in ((" 3 ", "3"), ("07", "7"), ("24", "24"), ("1", "1")):
+        assert answer(c, STUDENTS[0], typed).answers[STUDENTS[0]] == kept
+    for bad in ("0", "25", "-3", "3.5", "3e1", "", "三", "1" * 7, "٣", "2 4"):
+        with pytest.raises(Refused) as refused:
+            answer(c, STUDENTS[0], bad)
+        assert refused.value.key == "class.bad_number", bad
+    for student, typed in zip(STUDENTS, ("5", str(c.value), "5", "2"), strict=False):
+        c = answer(c, student, typed)
+    (result,) = rounds(c)
+    assert [int(n) for n, _ in result.counts] == sorted({5, c.value, 2})  # rising
+    assert dict(result.counts)[str(c.value)] >= 1 and result.answer == str(c.value)
+    assert result.share_right() == dict(result.counts)[str(c.value)] / 4
+
+
+def test_the_engines_values_are_the_lessons_and_a_value_the_engine_does_not_show_cannot_be_asked(monkeypatch):
+    collapse, growth = NUMBERS
+    lesson = view_state(())
+    assert engine_number(collapse, lesson) == int(lesson_facts()["collapse_block"]) == 3  # the course's block 3
+    norm_off = explore(ExplorerState(norm=False, depth=24)).readouts
+    ratio = float((norm_off.action_norm[-1] / norm_off.action_norm[0]).min())
+    assert 10 ** engine_number(growth, lesson) <= ratio < 10 ** (engine_number(growth, lesson) + 1)
+    assert collapse.number.fact(explore(ExplorerState(depth=24)).readouts) is None  # intact: nothing collapses
+    monkeypatch.setattr(live_class, "engine_number", lambda question, view: None)  # (a view that shows none)
+    with pytest.raises(Refused) as refused:
+        ask(a_class(), ASKABLE.index(collapse))
+    assert refused.value.key == "class.no_number"

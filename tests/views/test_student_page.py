@@ -90,7 +90,13 @@ def test_the_questions_carry_their_choices_in_order_and_never_their_answer(lang)
     assert [[choice for choice, _ in q["choices"]] for q in made] == [list(q.choices) for q in ASKABLE]
     assert [[name for _, name in q["choices"]] for q in made] == [[t(q.choice_key(c)) for c in q.choices]
                                                                   for q in ASKABLE]
-    assert all(set(q) == {"title", "prompt", "choices"} for q in made)  # nothing marks the right one, nor says why
+    assert all(set(q) == ({"title", "prompt", "choices", "number"} if asked.number else {"title", "prompt", "choices"})
+               for q, asked in zip(made, ASKABLE, strict=True))  # nothing marks the right one, nor says why
+    for q, asked in zip(made, ASKABLE, strict=True):
+        if asked.number:  # a number's bounds and unit, never the engine's value
+            assert (q["number"]["low"], q["number"]["high"]) == (asked.number.low, asked.number.high)
+            assert q["number"]["label"] == t("join.number_label", unit=t(asked.number.unit), low=asked.number.low,
+                                             high=asked.number.high)
     marked = t("class.right_choice", choice="\0").split("\0")[1]
     assert marked.strip() and marked not in json.dumps(made, ensure_ascii=False)
 

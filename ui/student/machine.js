@@ -16,10 +16,12 @@ export function next(page, event) {
   switch (event.type) {
     case "joined":
       return { ...page, phase: "following", me: event.me, state: event.state, error: null, failures: 0 };
-    case "state":
+    case "state": {
       if (event.state === null) return { ...page, phase: "ended", state: null, error: null, failures: 0 };
+      const same = page.state?.asked === event.state.asked; // the same question: what was sent, and said, stays
       return { ...page, phase: "following", state: event.state, failures: 0,
-        sent: page.sent && page.sent.asked === event.state.asked ? page.sent : null };
+        sent: same && page.sent?.asked === event.state.asked ? page.sent : null, error: same ? page.error : null };
+    }
     case "refused":
       return { ...page, phase: page.phase === "joining" ? "refused" : page.phase, error: event.error, failures: 0 };
     case "waiting":
@@ -47,7 +49,8 @@ export function mine(page) {
 
 // What the page shows: {kind} of no_code, joining (``error``: why it waits, if it does), refused, ended, paused
 // (the teacher's "look at the projector"), tour (``step``), question, closed, revealed (``question``, ``asked``,
-// ``choice``: the student's; in a second round ``round`` 2 and ``first``, the student's first choice), or
+// ``choice``: the student's; in a second round ``round`` 2 and ``first``, the student's first choice;
+// ``error``: why the server refused the student's answer), or
 // explorer (``free``: the student's own switches).
 export function showing(page) {
   if (page.phase === "joining" && page.error) return { kind: "joining", error: page.error };
@@ -59,7 +62,7 @@ export function showing(page) {
   if (s.activity === "explorer") return { kind: "explorer", free: false, scenario: s.scenario };
   const kind = { open: "question", closed: "closed", revealed: "revealed" }[s.phase];
   return { kind, question: s.question, asked: s.asked, choice: mine(page), version: s.version,
-    ...(s.round === 2 ? { round: 2, first: s.first } : {}) };
+    ...(s.round === 2 ? { round: 2, first: s.first } : {}), ...(page.error ? { error: page.error } : {}) };
 }
 
 // Whether going from ``before`` to ``after`` (two showing() values) is a new activity, which the page announces.

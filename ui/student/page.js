@@ -150,6 +150,7 @@ async function question(view, here) {
   const title = again ? `${asked.title} · ${again.textContent}` : asked.title; // what the live region says
   if (here && view.kind === "question") {
     for (const radio of activity.querySelectorAll("input[type=radio]")) radio.checked = radio.value === view.choice;
+    activity.querySelector(".answer-problem").replaceChildren(...(view.error ? [problem(view.error)] : []));
     return title;
   }
   const parts = [markup("h2", {}, escape(asked.title)), markup("div", { class: "text" }, asked.prompt)];
@@ -158,7 +159,9 @@ async function question(view, here) {
     if (view.kind !== "revealed") parts.push(again);
     if (view.first) parts.push(markup("p", {}, word("join.your_first", { choice: named[view.first] })));
   }
-  if (view.kind === "question") {
+  if (view.kind === "question" && asked.number) {
+    parts.push(numberForm(asked.number, view), markup("p", { class: "caption" }, word("join.open")));
+  } else if (view.kind === "question") {
     const group = markup("fieldset", { class: "choices" }, `<legend>${word("join.your_answer")}</legend>`);
     for (const [choice, name] of asked.choices) {
       const label = markup("label");
@@ -170,7 +173,11 @@ async function question(view, here) {
     }
     parts.push(group, markup("p", { class: "caption" }, word("join.open")));
   } else if (view.choice) {
-    parts.push(markup("p", {}, word("join.you_chose", { choice: named[view.choice] })));
+    parts.push(markup("p", {}, word("join.you_chose", { choice: named[view.choice] ?? escape(view.choice) })));
+  }
+  if (view.kind === "question") {
+    parts.push(markup("div", { class: "answer-problem" }));
+    parts.at(-1).replaceChildren(...(view.error ? [problem(view.error)] : []));
   }
   if (view.kind === "closed") parts.push(markup("p", { class: "note" }, word("join.closed")));
   if (view.kind !== "revealed") {
@@ -185,8 +192,25 @@ async function question(view, here) {
   const [described, plot] = figure(reveal);
   activity.replaceChildren(...parts, markup("p", { class: `verdict ${reveal.verdict.kind}` },
     escape(reveal.verdict.said)), described, markup("div", { class: "text" }, reveal.explain));
-  await chart(plot, reveal);
+  const own = reveal.verdict.own ? [reveal.verdict.own] : []; // this phone's number, marked on its own plot
+  await chart(plot, { ...reveal, figure: { ...reveal.figure, data: [...reveal.figure.data, ...own] } });
   return title;
+}
+
+// A numeric prediction's field (its unit and bounds in its label) and the button that sends it; the server
+// checks the number, and says why it refuses one.
+function numberForm(number, view) {
+  const form = markup("form", { class: "number" });
+  const field = markup("input", { id: "answer-number", type: "number", inputmode: "numeric", step: "1",
+    min: String(number.low), max: String(number.high), required: "" });
+  field.value = view.choice ?? "";
+  form.append(markup("label", { for: "answer-number" }, escape(number.label)), field,
+    markup("button", { type: "submit" }, word("join.send")));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    answer(view.asked, field.value);
+  });
+  return form;
 }
 
 // The Explorer on the class's view (read-only), or the student's own (``free``). Mounted again in place
