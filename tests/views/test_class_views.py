@@ -39,13 +39,18 @@ from ui.text import Text
 LANGS = pytest.mark.parametrize("lang", ["en", "zh"])
 
 
-def revealed(question: int, picks: list[int], students: int):
-    """A class of ``students`` on ``question``, the first ones having picked ``picks`` (choice indices)."""
+def asked(question: int, students: int):
+    """A class of ``students`` seats asked ``question`` (an index into ASKABLE), and their tokens."""
     tokens = [new_student() for _ in range(students)]
     c = start(new_code(), new_key(), "en")
     for token in tokens:
         c = join(c, token, 0.0, 200)
-    c = ask(c, question)
+    return ask(c, question), tokens
+
+
+def revealed(question: int, picks: list[int], students: int):
+    """A class of ``students`` on ``question``, the first ones having picked ``picks`` (choice indices)."""
+    c, tokens = asked(question, students)
     choices = QUESTIONS[question].choices
     for token, pick in zip(tokens, picks, strict=False):
         c = answer(c, token, choices[pick])
@@ -86,11 +91,7 @@ def test_the_description_says_what_the_bars_show(lang):
 @LANGS
 def test_after_a_vote_again_a_bar_per_round_each_rounds_counts_and_both_said_in_words(lang):
     t, q = Text(lang), QUESTIONS[0]
-    tokens = [new_student() for _ in range(6)]
-    c = start(new_code(), new_key(), "en")
-    for token in tokens:
-        c = join(c, token, 0.0, 200)
-    c = ask(c, 0)
+    c, tokens = asked(0, 6)
     for token, pick in zip(tokens, (0, 0, 1, 2, 0), strict=False):
         c = answer(c, token, q.choices[pick])
     c = vote_again(c)
@@ -119,11 +120,7 @@ def test_after_a_vote_again_a_bar_per_round_each_rounds_counts_and_both_said_in_
 @LANGS
 def test_a_numbers_reveal_is_a_dot_per_answer_at_its_number_the_engines_value_marked_and_said(lang):
     t, q = Text(lang), NUMBERS[0]
-    tokens = [new_student() for _ in range(5)]
-    c = start(new_code(), new_key(), "en")
-    for token in tokens:
-        c = join(c, token, 0.0, 200)
-    c = ask(c, ASKABLE.index(q))
+    c, tokens = asked(ASKABLE.index(q), 5)
     typed = (c.value, c.value, 5, 12)
     for token, number in zip(tokens, typed, strict=False):
         c = answer(c, token, str(number))
