@@ -517,7 +517,7 @@ class ScriptedStudent:
 
 
 # In a Chromium page: each change of what its activity shows, with performance.timeOrigin + performance.now():
-# [when, the activity's title (h2), its text, the Explorer's data-drawn, the reveal's verdict].
+# [when, the activity's title (h2), its text, the Explorer's data-drawn, the reveal's verdict, its first note].
 SHOWN_LOG = """(() => {
   const log = window.__shown = [];
   const text = (selector) => { const e = document.querySelector(selector);
@@ -526,7 +526,7 @@ SHOWN_LOG = """(() => {
   const look = () => {
     const explorer = document.querySelector('.instant-explorer');
     const now = [text('#activity h2'), text('#activity .text'), explorer ? explorer.dataset.drawn || null : null,
-                 text('#activity .verdict')];
+                 text('#activity .verdict'), text('#activity .note')];
     const key = JSON.stringify(now);
     if (key !== last) { last = key; log.push([performance.timeOrigin + performance.now(), ...now]); }
   };
