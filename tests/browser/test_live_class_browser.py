@@ -241,6 +241,11 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         assert EN("class.your_number") in marked  # this phone's own number, on its own plot
         shot(students[2], "live-class-phone-number-reveal")
         assert axe_violations(students[0]) == []
+        switch_language(students[0], "zh")  # the number's reveal at 390 px in Chinese too
+        expect(students[0].locator(".verdict")).to_have_text(ZH("ex.right", answer=str(value)))
+        students[0].wait_for_selector("#activity .main-svg")
+        assert axe_violations(students[0]) == []
+        switch_language(students[0], "en")
 
         teacher.get_by_role("button", name=EN("class.end"), exact=False).click()
         teacher.get_by_role("button", name=EN("class.end_confirm")).click()

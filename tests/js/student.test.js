@@ -58,7 +58,23 @@ test("an answer refused later (the question closed) keeps the page following, th
     { type: "answered", asked: 1, choice: "hold" });
   assert.deepEqual(page.sent, { asked: 1, choice: "hold" });
   assert.equal(showing(page).choice, "hold");
-  assert.equal(next(page, { type: "refused", error: "The question is closed." }).phase, "following");
+  const refused = next(page, { type: "refused", error: "The question is closed." });
+  assert.equal(refused.phase, "following");
+  assert.equal(showing(refused).error, "The question is closed."); // said on the question, in its words
+  const again = next(refused, { type: "state", state: state({ version: 3, activity: "question", asked: 1 }) });
+  assert.equal(showing(again).error, "The question is closed."); // another's move: still said
+  assert.equal(showing(next(refused, { type: "answered", asked: 1, choice: "hold" })).error, undefined);
+  const newer = next(refused, { type: "state", state: state({ version: 4, activity: "question", asked: 4 }) });
+  assert.equal(showing(newer).error, undefined); // a new question: a clean slate
+});
+
+test("a second round shows the student's own first choice, and nothing chosen yet", () => {
+  const page = run(start("ACDEFG"), { type: "joined", me: "m", state: state({ activity: "question", asked: 1 }) },
+    { type: "answered", asked: 1, choice: "hold" },
+    { type: "state", state: state({ version: 2, activity: "question", asked: 2, round: 2, first: "hold" }) });
+  assert.deepEqual(showing(page), { kind: "question", question: 0, asked: 2, choice: null, version: 2, round: 2,
+    first: "hold" });
+  assert.ok(isNew({ kind: "question", question: 0, asked: 1 }, showing(page))); // announced, as a new round
 });
 
 test("the Explorer follows the teacher, or is the student's own while the class explores freely", () => {
