@@ -101,7 +101,8 @@ def numbers_figure(c: LiveClass, t: Text, font: int) -> go.Figure:
     dots = []
     for result, offset in zip(answered, offsets, strict=True):
         points = [(int(typed) + offset, k) for typed, n in result.counts for k in range(1, n + 1)]
-        dots.append({"type": "scatter", "mode": "markers", "name": t("class.round", n=result.round),
+        name = t("class.round", n=result.round) if len(answered) > 1 else t("class.numbers_legend")
+        dots.append({"type": "scatter", "mode": "markers", "name": name,
                      "x": [x for x, _ in points], "y": [y for _, y in points], "hoverinfo": "skip",
                      "marker": {"size": font, "color": OTHER_TOKENS, "line": {"color": INK, "width": 2},
                                 "symbol": "circle-open" if result.round == 1 and len(answered) > 1 else "circle"}})
@@ -109,9 +110,9 @@ def numbers_figure(c: LiveClass, t: Text, font: int) -> go.Figure:
     layout = ink_layout({
         "title": {"text": wrap(t("class.answers_title", answered=answered[-1].answered, students=len(c.seats))),
                   "font": {"size": font + 2}},
-        "template": PLOTLY_WHITE, "font": {"size": font}, "showlegend": len(answered) > 1, "height": 320 + 4 * font,
-        "legend": {"orientation": "h", "traceorder": "normal", "y": -0.3},
-        "margin": {"l": 60, "r": 40, "t": 60 + 2 * font, "b": 60},
+        "template": PLOTLY_WHITE, "font": {"size": font}, "showlegend": True, "height": 360 + 4 * font,
+        "legend": {"orientation": "h", "traceorder": "normal", "y": -0.32, "yanchor": "top"},
+        "margin": {"l": 60, "r": 40, "t": 60 + 2 * font, "b": 100},
         "xaxis": {"title": {"text": t(question.number.unit)}, "range": [min(numbers) - 1, max(numbers) + 1],
                   "dtick": 1 if max(numbers) - min(numbers) <= 20 else None, "zeroline": False},
         "yaxis": {"title": {"text": t("class.answers_axis")}, "range": [0, most + 1.5], "dtick": 1},
