@@ -4,8 +4,9 @@
 # A browser, a Redis or an HAProxy that cannot start is a failure, never a skip.
 #   bash scripts/test.sh                  everything, a worker per core, each file in one worker (what CI runs);
 #                                         the browser's pages, sizes and languages pairwise (tests/support/matrix.py)
-#   bash scripts/test.sh --full-matrix    the same with every page at every size in every language (before a change
-#                                         to a layout, the CSS or a catalog lands), and the container image built and
+#   bash scripts/test.sh --full-matrix    the same with every page at every size in every language and the input
+#                                         fuzzers' every example (before a change to a layout, the CSS, a catalog or
+#                                         a parser lands), and the container image built and
 #                                         checked with podman (tests/server/test_image.py; installs podman, mmdebstrap
 #                                         and runc)
 #   bash scripts/test.sh --quick          engine, view and page tests: no server, no browser

@@ -43,6 +43,7 @@ from blockstab.scenario import (
     to_json,
     validate,
 )
+from support.matrix import examples
 from ui.controls import ExplorerState
 from ui.examples import canonical, literal, localized, markdown_text, plotly_text, problem_text, table_rows
 from ui.text import LANGUAGES, Text, catalog
@@ -401,7 +402,7 @@ def scenarios(draw) -> Scenario:
         action=action)
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(example=scenarios())
 def test_encode_decode_and_file_round_trip(example):
     assert validate(example) == []
@@ -427,7 +428,7 @@ CELL = st.one_of(st.none(), st.text(max_size=50), st.floats(), st.integers(), st
 ROLE = st.one_of(st.sampled_from(ROLES), st.none(), st.text(max_size=8), st.integers())
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(axes=st.lists(CELL, max_size=3), rows=st.lists(st.fixed_dictionaries(
     {"label": CELL, "x": CELL, "y": CELL, "role": ROLE}), max_size=MAX_ROWS + 3))
 def test_any_table_validates_or_is_refused_cleanly(axes, rows):
@@ -454,7 +455,7 @@ def mutated(draw) -> str:
     return draw(st.text(max_size=200))
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(2000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(raw=mutated())
 def test_any_mutated_link_validates_or_is_refused_cleanly(raw):
     no_exception(decode(raw))
@@ -479,7 +480,7 @@ def files(draw) -> bytes:
     return text
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=files())
 def test_any_broken_file_validates_or_is_refused_cleanly(data):
     no_exception(from_json(data))

@@ -1,7 +1,7 @@
 """Which pages the browser tests load, at which sizes, in which languages: on every run each pair of
 them at least once (every page at every size, every page in both languages, every size in both
 languages); with ``BLOCKSTAB_FULL_MATRIX`` set (``bash scripts/test.sh --full-matrix``), every one of
-their combinations."""
+their combinations. Likewise the input fuzzers: a quarter of their examples on every run, all in the full one."""
 
 from __future__ import annotations
 
@@ -10,6 +10,11 @@ import os
 from collections.abc import Sequence
 
 FULL = bool(os.environ.get("BLOCKSTAB_FULL_MATRIX"))
+
+
+def examples(full: int) -> int:
+    """How many examples a fuzzer draws this run: ``full`` in the full matrix, a quarter otherwise."""
+    return full if FULL else full // 4
 
 
 def pairwise(pages: Sequence, sizes: Sequence, langs: Sequence) -> list[tuple]:
