@@ -1,6 +1,7 @@
 """The live class's record and its changes (``ui.live_class``), without a store or a server."""
 
 import ast
+import json
 import string
 
 import pytest
@@ -285,6 +286,8 @@ def test_the_record_survives_its_json():
     assert from_json(as_json(c)) == c
     again = answer(vote_again(c), STUDENTS[1], QUESTIONS[0].answer)
     assert from_json(as_json(again)) == again
+    predicted = answer(ask(again, ASKABLE.index(NUMBERS[1])), STUDENTS[2], "40")  # a number, its value, both rounds
+    assert from_json(json.loads(json.dumps(as_json(predicted)))) == predicted
 
 
 def test_voting_again_keeps_the_first_round_shows_each_seat_its_own_and_counts_the_second_afresh():
