@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
@@ -43,7 +42,6 @@ def explorer_figures(residual: bool) -> list[dict]:
     """The Explorer's three figures (default view, English) as the page would receive them."""
     import plotly.io as pio
 
-    sys.path.insert(0, str(h.APP_ROOT))
     from ui.controls import ExplorerState
     from ui.text import Text
     from ui.views import FIGURES, explore
