@@ -5,6 +5,8 @@ Cells of st.data_editor live on a canvas: the test clicks the first row's first 
 the arrow keys, types (typing opens the cell editor) and presses Enter.
 """
 
+import json
+
 import pytest
 
 from blockstab.scenario import LESSON, MAX_FILE_BYTES
@@ -31,9 +33,11 @@ ROW = 35  # st.data_editor's row height (px), header included
 OVERLAY = "#portal textarea"  # the open cell editor
 
 
-def type_into_cell(page, row: int, column: int, text: str) -> None:
+def type_into_cell(page, row: int, column: int, text: str, shown: str) -> None:
     """Select (row, column) of the editor (1-based data row; column 0 = token), open the cell's
-    editor (Enter), replace its text and commit (Enter); wait for the rerun. The grid hands focus to
+    editor (Enter), replace its text and commit (Enter); wait for the rerun, or for ``shown`` (a JavaScript
+    expression, true once the edit's outcome is on the page: a quick rerun can start and end within one
+    render of the page, and a fresh clone's run once waited 60 s for a rerun it had shown). The grid hands focus to
     its unseen copy of the selected cell 200 ms after each move (``support.keyboard``): each key waits
     for the copy of the cell it should have reached, as a key pressed before the hand-over could be
     lost with the copy it went to."""
@@ -60,7 +64,7 @@ def type_into_cell(page, row: int, column: int, text: str) -> None:
     page.locator(OVERLAY).fill(text)
     n = runs(page)
     page.keyboard.press("Enter")
-    wait_for_rerun(page, n)
+    wait_for_rerun(page, n, shown)
 
 
 def test_a_bad_cell_is_refused_then_fixed_and_the_chart_follows(page, app_url):
@@ -68,14 +72,14 @@ def test_a_bad_cell_is_refused_then_fixed_and_the_chart_follows(page, app_url):
     open_app(page, app_url + "/scenario?lang=en")
     assert_healthy(page)
     before = chart(page, 0)  # the sentence's tokens
-    type_into_cell(page, 4, 1, "abc")  # row 4 ("confirmed"), x
+    type_into_cell(page, 4, 1, "abc", f"document.querySelector('{ERRORS}')?.textContent.includes('abc')")  # row 4, x
     page.wait_for_selector(ERRORS, state="attached")
     error = page.inner_text(ERRORS)
     assert says(error.splitlines()[0], "en", "editor.refused"), error
     assert "Row 4, x (across): abc is not a number" in error
     assert chart(page, 0) == before  # the last valid example stays in the preview
     shot(page, "editor-bad-cell-en")
-    type_into_cell(page, 4, 1, "0.5")
+    type_into_cell(page, 4, 1, "0.5", f"!document.querySelector('{ERRORS}')")
     page.wait_for_selector(SUCCESS, state="attached")
     after = wait_for_chart_change(page, 0, before)
     assert page.query_selector(ERRORS) is None
@@ -100,13 +104,15 @@ def test_a_tampered_example_link_shows_the_fallback_notice(page, app_url):
 
 def test_a_label_with_markup_is_drawn_as_text(page, app_url):
     open_app(page, app_url + "/scenario?lang=en")
-    type_into_cell(page, 1, 0, "<b>x</b> & [y](http://a)")
+    label = "<b>x</b> & [y](http://a)"
+    type_into_cell(page, 1, 0, label, "[...document.querySelectorAll('.js-plotly-plot .textpoint text')]"
+                   f".some(e => e.textContent === {json.dumps(label)})")
     page.wait_for_selector(SUCCESS, state="attached")
     page.wait_for_function(ALL_DRAWN)
     page.wait_for_selector(IDLE, state="attached")
     texts = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .textpoint text')]"
                           ".map(e => e.textContent)")
-    assert "<b>x</b> & [y](http://a)" in texts
+    assert label in texts
     assert page.query_selector(".js-plotly-plot .textpoint b, .js-plotly-plot .textpoint a") is None
     caption = page.inner_text("[data-testid=stCaptionContainer]")
     assert caption  # the page still renders
