@@ -335,13 +335,8 @@ def student_state(c: LiveClass, me: str, now: float = 0.0) -> dict | None:
 
 
 def as_json(c: LiveClass) -> dict:
-    """The record as JSON values (a store keeps it so)."""
-    return {"code": c.code, "teacher": c.teacher, "lang": c.lang, "version": c.version, "activity": c.activity,
-            "step": c.step, "view": [list(pair) for pair in c.view], "question": c.question, "asked": c.asked,
-            "phase": c.phase, "round": c.round, "first": c.first, "timer": c.timer, "closes_at": c.closes_at,
-            "following": c.following,
-            "locked": c.locked, "paused": c.paused, "seats": c.seats, "answers": c.answers, "ended": c.ended,
-            "value": c.value,
+    """The record as JSON values (a store keeps it so): its fields, the view's pairs and the results as lists."""
+    return {**vars(c), "view": [list(pair) for pair in c.view],
             "results": [[r.question, r.round, [list(pair) for pair in r.counts], r.answer] for r in c.results]}
 
 
