@@ -341,6 +341,9 @@ def as_json(c: LiveClass) -> dict:
 
 
 def from_json(value: dict) -> LiveClass:
+    """The record :func:`as_json` made (or the version before it made: results without their right answer, then
+    their question's)."""
     return LiveClass(**{**value, "view": tuple(tuple(pair) for pair in value["view"]),
-                        "results": tuple(Result(q, n, tuple(tuple(pair) for pair in counted), answer)
-                                         for q, n, counted, answer in value["results"])})
+                        "results": tuple(Result(q, n, tuple(tuple(pair) for pair in counted),
+                                                answer[0] if answer else ASKABLE[q].answer)
+                                         for q, n, counted, *answer in value["results"])})

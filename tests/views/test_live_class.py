@@ -288,6 +288,10 @@ def test_the_record_survives_its_json():
     assert from_json(as_json(again)) == again
     predicted = answer(ask(again, ASKABLE.index(NUMBERS[1])), STUDENTS[2], "40")  # a number, its value, both rounds
     assert from_json(json.loads(json.dumps(as_json(predicted)))) == predicted
+    kept = as_json(ask(again, 3))  # as the version before kept it (no round's right answer, no value, no first)
+    kept = {k: v for k, v in kept.items() if k not in ("round", "first", "value")} | {
+        "results": [result[:3] for result in kept["results"]]}
+    assert from_json(kept).results == ask(again, 3).results
 
 
 def test_voting_again_keeps_the_first_round_shows_each_seat_its_own_and_counts_the_second_afresh():
