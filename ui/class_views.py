@@ -33,6 +33,13 @@ def choice_names(c: LiveClass, t: Text) -> list[str]:
             else t(question.choice_key(choice)) for choice in question.choices]
 
 
+def answers_title(c: LiveClass, t: Text, font: int) -> dict:
+    """A chart of the answers' title: how many of the seats answered (the last round)."""
+    answered = rounds(c)[-1].answered
+    return {"text": wrap(t("class.answers_title", answered=answered, students=len(c.seats))),
+            "font": {"size": font + 2}}
+
+
 def answers_figure(c: LiveClass, t: Text, projector: bool = False) -> go.Figure:
     """The class's answers to the current question: one bar per choice, in the question's order (top
     first), each labelled with its count and share; the right answer's bar in the target colour. After a vote
@@ -56,8 +63,7 @@ def answers_figure(c: LiveClass, t: Text, projector: bool = False) -> go.Figure:
             "textfont": {"color": [text_colour(colour) for colour in colours], "size": font}})
     most = max(1, *(n for result in answered for _, n in result.counts))
     layout = ink_layout({
-        "title": {"text": wrap(t("class.answers_title", answered=answered[-1].answered, students=len(c.seats))),
-                  "font": {"size": font + 2}},
+        "title": answers_title(c, t, font),
         "template": PLOTLY_WHITE, "font": {"size": font}, "showlegend": len(answered) > 1,
         "legend": {"orientation": "h", "traceorder": "normal", "y": -0.15},
         "barmode": "group",
@@ -108,8 +114,7 @@ def numbers_figure(c: LiveClass, t: Text, font: int) -> go.Figure:
                                 "symbol": "circle-open" if result.round == 1 and len(answered) > 1 else "circle"}})
     most = max([1, *(n for result in answered for _, n in result.counts)])
     layout = ink_layout({
-        "title": {"text": wrap(t("class.answers_title", answered=answered[-1].answered, students=len(c.seats))),
-                  "font": {"size": font + 2}},
+        "title": answers_title(c, t, font),
         "template": PLOTLY_WHITE, "font": {"size": font}, "showlegend": True, "height": 360 + 4 * font,
         "legend": {"orientation": "h", "traceorder": "normal", "y": -0.32, "yanchor": "top"},
         "margin": {"l": 60, "r": 40, "t": 60 + 2 * font, "b": 100},

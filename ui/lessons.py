@@ -71,6 +71,11 @@ class Question:
     show_me: dict
     number: Number | None = None
 
+    @property
+    def explained(self) -> bool:
+        """Whether it has a right answer, and so an explanation (a poll has neither)."""
+        return self.answer is not None or self.number is not None
+
     def choice_key(self, choice: str) -> str:
         if self.exercise == 0:
             return f"poll.{choice}"

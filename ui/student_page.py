@@ -148,7 +148,7 @@ def reveal_file(c: LiveClass, t: Text) -> dict:
             "config": {"displaylogo": False, "responsive": True, **plotly_locale(t)},
             "answer": question.answer, "names": choice_names(c, t),
             "explain": rendered(t(f"ex.{question.id}.explain", **lesson_facts(), value=c.value), False)
-            if question.answer or question.number else ""}
+            if question.explained else ""}
 
 
 def verdict(c: LiveClass, me: str, t: Text) -> dict:

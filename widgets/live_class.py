@@ -114,7 +114,7 @@ def question_text(c: LiveClass, t: Text) -> None:
 
 def explanation(c: LiveClass, t: Text) -> None:
     """Why the answer is right (a poll has none)."""
-    if ASKABLE[c.question].answer or ASKABLE[c.question].number:
+    if ASKABLE[c.question].explained:
         st.markdown(t(f"ex.{ASKABLE[c.question].id}.explain", **lesson_facts(), value=c.value))
 
 
@@ -330,12 +330,17 @@ def question(record: LiveClass, t: Text, projector: bool) -> None:
 
 def ask_now(t: Text, question: int) -> None:
     """Ask ``question``, with the timer the field holds (if any), from the server's clock now."""
-    teach(t, ask, question=question, timer=int(st.session_state.get(TIMER) or 0), now=time.time())
+    teach(t, ask, question=question, timer=timer_set(), now=time.time())
 
 
 def vote_again_now(t: Text) -> None:
     """The question's second round, timed as :func:`ask_now` times a question."""
-    teach(t, vote_again, timer=int(st.session_state.get(TIMER) or 0), now=time.time())
+    teach(t, vote_again, timer=timer_set(), now=time.time())
+
+
+def timer_set() -> int:
+    """The seconds the "Timer (seconds)" field holds (0: empty, no timer)."""
+    return int(st.session_state.get(TIMER) or 0)
 
 
 def class_page(record: LiveClass, t: Text, projector: bool) -> None:

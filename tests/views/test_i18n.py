@@ -72,7 +72,7 @@ FAMILIES = {
     "ex.*.intro": {f"ex.{n}.intro" for n in {q.exercise for q in QUESTIONS}},
     "ex.*.rule": {f"ex.{n}.rule" for n in {q.exercise for q in QUESTIONS}},
     "ex.*.prompt": {f"ex.{q.id}.prompt" for q in ASKABLE},
-    "ex.*.explain": {f"ex.{q.id}.explain" for q in ASKABLE if q.answer or q.number},
+    "ex.*.explain": {f"ex.{q.id}.explain" for q in ASKABLE if q.explained},
     "class.unit.*": {q.number.unit for q in ASKABLE if q.number},
     "check.*": {f"check.{c.id}" for c in CHECKLIST},
     "preset.*": {f"preset.{p.id}" for p in PRESETS},
