@@ -9,6 +9,7 @@ import re
 import pytest
 
 from support.browser import CHART_TEXT, assert_healthy, contrast_on_white, open_app, shot
+from support.matrix import locales
 from testbed.local_server import PHONE_USER_AGENT
 from ui.lessons import PRESETS
 from ui.text import Text
@@ -16,7 +17,7 @@ from ui.text import Text
 pytestmark = pytest.mark.browser
 
 
-@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+@pytest.mark.parametrize("lang,locale", locales(0))
 def test_the_depth_labs_paper_charts_meet_wcag_aa_on_a_projector(new_page, app_url, lang, locale):
     """(Every other page's charts: in the layout test's loads, which open the lab with no chart.)"""
     page = new_page(width=1280, height=720, locale=locale)
@@ -26,7 +27,7 @@ def test_the_depth_labs_paper_charts_meet_wcag_aa_on_a_projector(new_page, app_u
     assert texts
     assert [(text, fill) for text, fill in texts if contrast_on_white(fill) < 4.5] == []
 
-@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+@pytest.mark.parametrize("lang,locale", locales(1))
 def test_a_presentation_clicker_steps_the_tour(new_page, app_url, lang, locale):
     """ArrowRight / PageDown go forward, ArrowLeft / PageUp back (a clicker sends those keys)."""
     page = new_page(width=1280, height=720, locale=locale)
@@ -83,7 +84,7 @@ def test_projector_mode_stays_on_when_a_lesson_opens_the_explorer(new_page, app_
     shot(page, "classroom-projector-stays")
 
 
-@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+@pytest.mark.parametrize("lang,locale", locales(0))
 def test_on_a_phone_the_explorers_switches_are_above_the_figures(new_page, app_url, lang, locale):
     """A phone's browser gets the sentence, both switches and the depth above the first chart,
     without opening the sidebar; the hint says the block's and stage's are under the first figure.

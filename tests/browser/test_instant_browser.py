@@ -26,6 +26,7 @@ from support.browser import (
     wait_for_rerun,
     wait_for_view,
 )
+from support.matrix import locales
 from ui.bundle import FIGURES, range_part, read_part
 from ui.controls import ExplorerState
 from ui.examples import plain_text
@@ -48,7 +49,7 @@ CHANGES = [  # (what the user does, the view it makes)
 ]
 
 
-@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+@pytest.mark.parametrize("lang,locale", locales(1))
 def test_every_switch_and_the_depth_change_all_three_charts_to_the_engines_numbers(new_page, app_url, lang, locale):
     page = new_page(locale=locale)
     t = Text(lang)
@@ -311,7 +312,7 @@ def test_a_teachers_show_link_draws_only_its_controls_and_keeps_the_hidden_ones(
     assert "norm=false" in page.url and ("show=residual%2Cdepth" in page.url or "show=residual,depth" in page.url)
 
 
-@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+@pytest.mark.parametrize("lang,locale", locales(0))
 def test_projector_mode_switches_in_the_browser_too(new_page, app_url, lang, locale):
     t = Text(lang)
     page = new_page(width=1280, height=720, locale=locale)

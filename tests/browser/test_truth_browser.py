@@ -11,6 +11,7 @@ import pytest
 from blockstab.lesson import ACTION_TOKEN
 from blockstab.readouts import angle_degrees, readouts, token_groups
 from support.browser import assert_healthy, depth_chart_index, explorer_verdict, open_app, set_depth, shot
+from support.matrix import locales
 from testbed.local_server import PHONE_USER_AGENT
 from ui.controls import ExplorerState
 from ui.text import Text
@@ -77,9 +78,12 @@ def test_residual_off_names_the_stage_without_its_residual(new_page, app_url, la
     shot(page, f"truth-no-residual-{lang}")
 
 
-@pytest.mark.parametrize("view", ["residual=false&norm=false", "norm=false&depth=100", "norm=false",
-                                  "placement=pre&depth=100", "norm_kind=layernorm"])
-@pytest.mark.parametrize("lang,locale", [("en", "en-US"), ("zh", "zh-CN")])
+READOUT_VIEWS = ("residual=false&norm=false", "norm=false&depth=100", "norm=false", "placement=pre&depth=100",
+                 "norm_kind=layernorm")
+VIEWS_IN = [(view, *locale) for i, view in enumerate(READOUT_VIEWS) for locale in locales(i)]
+
+
+@pytest.mark.parametrize("view,lang,locale", VIEWS_IN)
 def test_every_readout_panel_draws_and_no_number_is_raw_exponent(new_page, app_url, view, lang, locale):
     page = new_page(locale=locale)
     open_app(page, f"{app_url}/?lang={lang}&{view}")

@@ -1,15 +1,19 @@
-"""Which pages the browser tests load, at which sizes, in which languages: on every run each pair of
-them at least once (every page at every size, every page in both languages, every size in both
-languages); with ``BLOCKSTAB_FULL_MATRIX`` set (``bash scripts/test.sh --full-matrix``), every one of
-their combinations. Likewise the input fuzzers: a quarter of their examples on every run, all in the full one."""
+"""Which pages the browser tests load, at which sizes, in which languages: on every run each page once,
+at the size its people meet it at, each size's pages taking the languages in turn (so every size is seen
+in both languages), and a check written for both languages in one of them, a file's checks taking turns;
+with ``BLOCKSTAB_FULL_MATRIX`` set (``bash scripts/test.sh --full-matrix``), every page at every size in
+every language, and every check in both. Likewise the input fuzzers: a quarter of their examples on every
+run, all in the full one."""
 
 from __future__ import annotations
 
+import collections
 import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 FULL = bool(os.environ.get("BLOCKSTAB_FULL_MATRIX"))
+LOCALES = (("en", "en-US"), ("zh", "zh-CN"))  # (the app's language, the browser's locale)
 
 
 def examples(full: int) -> int:
@@ -17,21 +21,22 @@ def examples(full: int) -> int:
     return full if FULL else full // 4
 
 
-def pairwise(pages: Sequence, sizes: Sequence, langs: Sequence) -> list[tuple]:
-    """Every page at every size, in the languages taken in turn along both: a page's sizes go through
-    the languages, and so do a size's pages (so with at least as many sizes as languages, and as many
-    pages, every pair of the three is in it)."""
-    return [(page, size, langs[(i + j) % len(langs)]) for i, page in enumerate(pages) for j, size in enumerate(sizes)]
+def locales(turn: int) -> list[tuple[str, str]]:
+    """A browser check's languages this run: one, the ``turn``-th in turn (a file's checks take turns, so
+    both are seen), or both in the full matrix."""
+    return list(LOCALES) if FULL else [LOCALES[turn % len(LOCALES)]]
 
 
-def rows(pages: Sequence, sizes: Sequence, langs: Sequence) -> list[tuple]:
-    """This run's rows: every pair, or with ``FULL`` every combination."""
-    return list(itertools.product(pages, sizes, langs)) if FULL else pairwise(pages, sizes, langs)
+def once_each(size_of: Mapping, langs: Sequence) -> list[tuple]:
+    """Every page once at its own size, the pages of a size taking the languages in turn."""
+    seen: collections.Counter = collections.Counter()
+    chosen = []
+    for page, size in size_of.items():
+        chosen.append((page, size, langs[seen[size] % len(langs)]))
+        seen[size] += 1
+    return chosen
 
 
-def missing_pairs(chosen: Sequence[tuple], *factors: Sequence) -> set[tuple]:
-    """The pairs of values of two factors that no row of ``chosen`` holds: ``(i, a, j, b)``, value ``a``
-    of factor ``i`` with value ``b`` of factor ``j``."""
-    wanted = {(i, a, j, b) for (i, x), (j, y) in itertools.combinations(enumerate(factors), 2) for a in x for b in y}
-    held = {(i, row[i], j, row[j]) for row in chosen for i, j in itertools.combinations(range(len(factors)), 2)}
-    return wanted - held
+def rows(size_of: Mapping, sizes: Sequence, langs: Sequence) -> list[tuple]:
+    """This run's rows: each page once, or with ``FULL`` every combination."""
+    return list(itertools.product(size_of, sizes, langs)) if FULL else once_each(size_of, langs)
