@@ -213,7 +213,7 @@ def apptest_reruns(repeats: int) -> None:
     toggle = lambda at, i: change(at, "residual", i % 2 == 1)  # noqa: E731
     walk = lambda at, i: change(at, "depth", 25 + i % 70)  # noqa: E731
     deep = lambda at, i: change(at, "depth", 100 - (i % 2))  # noqa: E731
-    inside = lambda at, i: at.slider(key="block").set_value(2 + i % 23)  # noqa: E731
+    inside = lambda at, i: change(at, "block", 2 + i % 23)  # noqa: E731
     for name, script in (("ours", app.root / "app.py"), ("baseline", BASELINE_APP)):
         line = (f"  {name:<9} residual toggle {rerun_times(script, toggle):>8.1f}   depth 25.. walk "
                 f"{rerun_times(script, walk):>8.1f}   depth 99/100 {rerun_times(script, deep):>8.1f}")
