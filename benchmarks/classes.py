@@ -60,7 +60,6 @@ from benchmarks.live_class import (
     known,
     lateness,
     tour_step,
-    verdict,
 )
 from server.class_store import RedisStore
 from testbed.phones import Phone
@@ -321,7 +320,7 @@ def report_classes(r: dict, foreign: float) -> dict:
     print(h.fmt_row("    the teacher's own run", known(x["teacher_ms"] for x in steps)))
     ok = missing == 0 and s["n"] > 0 and s["median"] <= 150 and s["p95"] <= 300
     print(f"   {len(steps)} steps, {missing} phone-steps not shown within {WAIT_S:.0f} s; target median <= 150 ms, "
-          f"p95 <= 300 ms (each step's last phone): {verdict(ok)}")
+          f"p95 <= 300 ms (each step's last phone): {h.verdict(ok)}")
     print(f"   this process's event loop late by p95 {r['loop_late_ms']['p95'] or 0:.0f} ms, max "
           f"{r['loop_late_ms']['max'] or 0:.0f} ms over the steps")
     for name, u in (("idle", idle), ("stepping", stepping)):
@@ -338,7 +337,7 @@ def report_classes(r: dict, foreign: float) -> dict:
     sent = sum(a["sent"] for a in answers)
     statuses = sum((Counter(a["statuses"]) for a in answers), Counter())
     print(f"   answers: {sent} sent ({dict(statuses)}), every class's record its seats' last choices, each once: "
-          f"{verdict(counted)} ({sum(not a['matches'] for a in answers)} classes not)")
+          f"{h.verdict(counted)} ({sum(not a['matches'] for a in answers)} classes not)")
     print(f"   errors {r['errors'] or 'none'}; HAProxy {r['haproxy']['requests']} requests, "
           f"{r['haproxy']['http_errors']} HTTP errors {r['haproxy']['error_lines'][:2]}; replica logs "
           f"{r['replica_log_problems'][:3]}")
@@ -438,7 +437,7 @@ def report_nat(r: dict, foreign: float) -> dict:
     print(h.fmt_row("quiet: each step's last phone", known(x["last_ms"] for x in r["quiet"])))
     print(h.fmt_row("flooded: each step's last phone", known(x["last_ms"] for x in r["flooded"])))
     ok = missing == 0 and ratio <= 1.5
-    print(f"   flooded / quiet p95 (every phone): {ratio:.2f}x; target <= 1.5x: {verdict(ok)} ({missing} not shown)")
+    print(f"   flooded / quiet p95 (every phone): {ratio:.2f}x; target <= 1.5x: {h.verdict(ok)} ({missing} not shown)")
     print(f"   the flood: {sent} answers in {fl['seconds']:.0f} s, {refused} of them 429: {fl['statuses']}; failures "
           f"{fl['failures']}; replicas' CPU {r['quiet_cpu']['replicas']:.0f} % quiet, "
           f"{r['flooded_cpu']['replicas']:.0f} % flooded; HAProxy {r['flooded_cpu']['haproxy']:.0f} % flooded")

@@ -71,18 +71,19 @@ from urllib.parse import parse_qsl, urlencode
 
 import websockets
 
-from benchmarks import classroom_load, live_class
+from benchmarks import classroom_load
 from benchmarks import harness as h
 from testbed import local_server
 from testbed.local_server import free_port
 from testbed.protocol_client import INSTANT, ProtocolSession
+from ui.text import Text
 
 COOKIE = "BLOCKSTAB_REPLICA"
 LINE = re.compile(r"replica (\d+) pid (\d+) port (\d+)")
 # Every session comes from 127.0.0.1: HAProxy's per-address limits raised (the limits themselves are measured
 # elsewhere; the app's own are sized for a class behind one address and stay at their defaults).
 SETTINGS = {"BLOCKSTAB_CONNECTIONS_PER_ADDRESS": "100000", "BLOCKSTAB_CONNECTION_RATE": "100000"}
-NEW_SESSION = live_class.T("app.new_session")
+NEW_SESSION = Text("en")("app.new_session")
 RECOVER_S = 60.0  # the longest a session is waited for after the kill
 QUIET_S = 90.0  # the longest a warm-up waits for the replicas to be quiet
 # HAProxy's httplog line: the server that answered, its timers (TR/Tw/Tc/Tr/Ta), the status, the request's
@@ -253,7 +254,7 @@ BARE = re.compile(r"missing ScriptRunContext|Session state does not function whe
 def replica_problems(logs: Path, name: str) -> list[str]:
     """The replicas' log lines that speak of a problem."""
     return [f"{path.name}: {x}" for path in sorted(logs.glob(f"{name}-replica*.log"))
-            for x in live_class.log_problems(path) if not BARE.search(x)][:20]
+            for x in h.log_problems(path) if not BARE.search(x)][:20]
 
 
 # --- CPU and memory -------------------------------------------------------------------------------
@@ -825,7 +826,7 @@ def print_kill(k: dict) -> None:
             print(f"     {s}")
     print(f"   HAProxy: {k['log']['redispatched']} requests with the dead replica's cookie redispatched, "
           f"{k['log']['misrouted']} misrouted, {k['log']['http_errors']} HTTP errors {k['log']['error_lines'][:2]}")
-    print(f"   recovery p95 <= 10 s: {live_class.verdict(n['recovery_met'])}")
+    print(f"   recovery p95 <= 10 s: {h.verdict(n['recovery_met'])}")
 
 
 # --- the run --------------------------------------------------------------------------------------
@@ -859,16 +860,16 @@ def print_summary(record: dict, args) -> None:
         target = "<= 1.0" if sessions <= 40 else "< 0.8 (clearly better)"
         ok = x["ratio"] <= 1.0 if sessions <= 40 else x["ratio"] < 0.8
         print(f"at {sessions} sessions: 2-replica/1-replica server p95 = {x['p95_2']:.0f}/{x['p95_1']:.0f} ms = "
-              f"{x['ratio']:.2f} (target {target}: {live_class.verdict(ok)}); once all had joined "
+              f"{x['ratio']:.2f} (target {target}: {h.verdict(ok)}); once all had joined "
               f"{x['ratio_all_joined']:.2f}; Chromium first chart {x['browser_ratio']:.2f}")
     if rooms:
         errors = sum(r["numbers"]["errors_total"] for r in rooms.values())
         misrouted = sum(r["numbers"]["misrouted"] for r in rooms.values())
-        print(f"errors {errors}, misrouted {misrouted} (targets 0, 0): {live_class.verdict(errors == misrouted == 0)}")
+        print(f"errors {errors}, misrouted {misrouted} (targets 0, 0): {h.verdict(errors == misrouted == 0)}")
     if "kill" in record and "numbers" in record["kill"]:
         n = record["kill"]["numbers"]
         print(f"kill: recovery p95 {n['recovery_s'].get('p95', float('nan')):.1f} s over {n['back']} of "
-              f"{n['sessions']} sessions, {n['failed']} failed a check ({live_class.verdict(n['recovery_met'])})")
+              f"{n['sessions']} sessions, {n['failed']} failed a check ({h.verdict(n['recovery_met'])})")
 
 
 async def main_async(args) -> dict:

@@ -11,7 +11,7 @@ import time
 
 
 def timed(fn, repeats: int) -> tuple[float, float]:
-    """(min, median) wall time in ms over ``repeats`` calls after one warm-up call; rerun_cost.py
+    """(min, median) wall time in ms over ``repeats`` calls after one warm-up call; real_model.py
     uses it too, so the engine is imported only in main()."""
     fn()
     times = []

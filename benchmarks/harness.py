@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -321,6 +322,17 @@ def ours_then_baseline(measure, baseline: Path | None) -> None:
             with ForeignLoad() as load:
                 result = asyncio.run(measure(root))
             print(name, json.dumps(result | {"machine": load.summary()}, indent=1), flush=True)
+
+
+def verdict(ok: bool) -> str:
+    """A target's verdict as the reports print it."""
+    return "met" if ok else "MISSED"
+
+
+def log_problems(path: Path) -> list[str]:
+    """The server log's lines that speak of a problem."""
+    lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+    return [x[:200] for x in lines if re.search(r"Traceback|Error|Exception|WARNING|CRITICAL", x)]
 
 
 def check_chromium() -> None:

@@ -12,6 +12,9 @@ Run by hand from the repo root: ``.venv/bin/python -m benchmarks.rerun_cost`` (a
    and every depth (issue #16) would cost to build and to send, with today's views: measured at a
    few depths per setting, summed over depths 1-100 by linear interpolation; then the same sent as
    cuts (``ui.views.cut``): each setting's deepest figures once and a cut per depth.
+
+``--app-root DIR`` measures another checkout or snapshot: this file runs again in a process of DIR's own
+(its ``.venv``'s python when it has one, started in DIR), so that process's ``ui`` and ``blockstab`` are DIR's.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ import itertools
 import os
 import pstats
 import statistics
+import subprocess
 import sys
 import time
+from importlib.util import find_spec
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -33,17 +38,35 @@ import numpy as np
 import plotly.io
 import plotly.tools
 
-from benchmarks.engine import timed as engine_timed
-
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE_APP = Path(__file__).resolve().parent / "baseline_app.py"
 app = SimpleNamespace()  # the measured checkout's ui functions, filled by load_app()
 
 
+def imports_from(root: Path) -> bool:
+    """Whether this process's ``ui`` (and so its ``blockstab``) is the one in ``root``."""
+    spec = find_spec("ui")
+    return spec is not None and spec.origin is not None and Path(spec.origin).resolve().parents[1] == root
+
+
+def run_in(root: Path, argv: list[str]) -> int:
+    """This file, with ``argv``, in a process of ``root``'s own: its ``.venv``'s python if it has one (else
+    this one), started in ``root``, where ``python -c`` imports first (so ``ui`` is ``root``'s); its exit code."""
+    if not ((root / "app.py").exists() and (root / "ui" / "__init__.py").exists()):
+        sys.exit(f"{root} has no app.py and ui/ to measure")
+    if os.environ.get("BLOCKSTAB_RERUN_COST_IN") == str(root):  # already in root's process, which imports ours
+        sys.exit(f"a process started in {root} does not import {root}/ui")
+    venv = root / ".venv" / "bin" / "python"
+    python = str(venv) if venv.exists() else sys.executable
+    run = f"import runpy; runpy.run_path({str(Path(__file__).resolve())!r}, run_name='__main__')"
+    print(f"measuring {root} with {python}", flush=True)
+    return subprocess.run([python, "-c", run, *argv], cwd=root, check=False,
+                          env={**os.environ, "BLOCKSTAB_RERUN_COST_IN": str(root)}).returncode
+
+
 def load_app(root: Path) -> None:
-    """Import the measured checkout's ui package (``--app-root``: a snapshot of another commit)."""
-    app.root = root.resolve()
-    sys.path.insert(0, str(app.root))
+    """Import the measured checkout's ui package: this process's own, which is ``root``'s."""
+    app.root = root
     os.chdir(app.root)
     from ui.controls import ExplorerState
     from ui.text import Text
@@ -51,6 +74,7 @@ def load_app(root: Path) -> None:
     from ui.views.block import block_figure
     from ui.views.depth import depth_figure, readouts_figure
 
+    print(f"the app measured: {root} (its ui imported from {Path(find_spec('ui').origin).parent})", flush=True)
     app.Text, app.explore = Text, explore
     app.figures = {"block": block_figure, "depth": depth_figure, "readouts": readouts_figure}
     app.states = {"default (depth 24)": ExplorerState(), "residual off": ExplorerState(residual=False),
@@ -59,8 +83,15 @@ def load_app(root: Path) -> None:
 
 
 def timed(fn, repeats: int) -> float:
-    """Median wall time in ms after one warm-up call (engine.py's timer)."""
-    return engine_timed(fn, repeats)[1]
+    """Median wall time in ms over ``repeats`` calls after one warm-up call (as engine.py's timer; this file
+    imports nothing of ``benchmarks``, so that it also runs in another checkout's process)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
 
 
 def as_streamlit_does(fig) -> str:
@@ -182,7 +213,7 @@ def apptest_reruns(repeats: int) -> None:
     toggle = lambda at, i: change(at, "residual", i % 2 == 1)  # noqa: E731
     walk = lambda at, i: change(at, "depth", 25 + i % 70)  # noqa: E731
     deep = lambda at, i: change(at, "depth", 100 - (i % 2))  # noqa: E731
-    inside = lambda at, i: at.slider(key="block").set_value(2 + i % 23)  # noqa: E731
+    inside = lambda at, i: change(at, "block", 2 + i % 23)  # noqa: E731
     for name, script in (("ours", app.root / "app.py"), ("baseline", BASELINE_APP)):
         line = (f"  {name:<9} residual toggle {rerun_times(script, toggle):>8.1f}   depth 25.. walk "
                 f"{rerun_times(script, walk):>8.1f}   depth 99/100 {rerun_times(script, deep):>8.1f}")
@@ -288,9 +319,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--cprofile", action="store_true")
     parser.add_argument("--send-ahead", action="store_true", help="only section 4 (issue #16), a few minutes")
-    parser.add_argument("--app-root", type=Path, default=ROOT, help="the checkout / snapshot to measure")
+    parser.add_argument("--app-root", type=Path, default=ROOT,
+                        help="the checkout / snapshot to measure (default: this one), in a process of its own")
     args = parser.parse_args()
-    load_app(args.app_root)
+    root = args.app_root.resolve()
+    if not imports_from(root):
+        sys.exit(run_in(root, [*sys.argv[1:], "--app-root", str(root)]))  # the last --app-root counts
+    load_app(root)
     repeats = max(3, min(args.repeats, 200))
     if args.send_ahead:
         return send_ahead()

@@ -3,6 +3,7 @@ uploads and WebSocket frames are refused over the configured limits, which the a
 legitimate messages stay well under; an editor edit adding thousands of rows is refused before
 Streamlit applies it."""
 
+import asyncio
 import time
 import tomllib
 from pathlib import Path
@@ -10,9 +11,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from benchmarks import lan_limits
 from support import in_own_loop
+from testbed import oversize
 from testbed.local_server import streamlit_server
+from testbed.protocol_client import ProtocolSession
 from ui.text import Text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,14 +38,27 @@ def test_uploads_and_messages_are_limited_to_one_megabyte():
 
 
 def test_the_server_refuses_oversize_uploads_and_frames_and_serves_the_largest_real_ones(tmp_path):
-    with streamlit_server("app.py", tmp_path / "server.log", ROOT) as (base, server):
+    with streamlit_server("app.py", tmp_path / "server.log", ROOT) as (base, _):
         port = int(base.rsplit(":", 1)[1])
-        largest = in_own_loop(lan_limits.largest_frames(port))
+        largest = in_own_loop(oversize.largest_frames(port))
         assert largest["largest_sent_by_app_bytes"] < MB / 2 and largest["largest_received_by_app_bytes"] < MB / 50
-        uploads = in_own_loop(lan_limits.uploads(base, port, server.pid, count=1, megabytes=3))
-        assert uploads["statuses"] == [413]
-        frames = in_own_loop(lan_limits.big_frames(port, server.pid, count=1, megabytes=3))
-        assert frames["closed_by_server"] == [True]
+        assert in_own_loop(oversized(port, base)) == (413, True)
+
+
+async def oversized(port: int, base: str) -> tuple[int, bool]:
+    """(the HTTP status of a 3 MB upload, whether the server closed the socket a 3 MB frame came on)."""
+    holder = ProtocolSession(port, "lang=en", page_name="scenario")  # the session an upload is for
+    await holder.connect(timeout=60)
+    try:
+        status = await asyncio.to_thread(oversize.upload, base, holder.session_id, 3 * MB)
+    finally:
+        await holder.close()
+    sender = ProtocolSession(port, "lang=en")
+    await sender.connect(timeout=60)
+    try:
+        return status, await oversize.closed_after(sender, oversize.rerun_frame(3))
+    finally:
+        await sender.close()
 
 
 def test_an_edit_adding_thousands_of_rows_is_refused_before_it_is_applied():
