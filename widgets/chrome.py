@@ -12,7 +12,7 @@ from PIL import Image
 from blockstab.scenario import LESSON, Scenario, decode, encode
 from server.streamlit_internals import QUERY_BYTES, QUERY_FIELDS, query_kept, query_string
 from ui.controls import APP_CONTROLS, check_query
-from ui.examples import literal, markdown_text, problems_text
+from ui.examples import ignored_settings, markdown_text, problems_text
 from ui.text import LANG_TAGS, LANGUAGES, Text, language_for_locale, plotly_locale
 
 
@@ -215,13 +215,8 @@ def warn_about_url(t: Text, problems: list[tuple[str, str]], most: int = 5) -> N
     for key, value in problems:
         if key == "sc":
             st.warning(t("url.bad_example") + "\n\n" + problems_text(decode(value), t), icon=":material/link_off:")
-    settings = [literal(f"{key}={value}", limit=60) for key, value in problems if key != "sc"]
-    if len(settings) == 1:
-        st.warning(t("url.ignored", setting=settings[0]), icon=":material/link_off:")
-    elif settings:
-        more = len(settings) - most
-        listed = ", ".join(settings[:most]) + (" " + t("url.more", count=more) if more > 0 else "")
-        st.warning(t("url.ignored_list", settings=listed), icon=":material/link_off:")
+    if said := ignored_settings(t, [(key, value) for key, value in problems if key != "sc"], most):
+        st.warning(said, icon=":material/link_off:")
 
 
 def on_phone() -> bool:
