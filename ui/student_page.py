@@ -31,7 +31,7 @@ PLOTLY_BASIC = Path(__file__).with_name("vendor") / "plotly-basic.min.js"
 # streams in, not one at a time on the main thread as Plotly's set-up calls them. On a phone's CPU (4x slower)
 # loading and first drawing blocked the page 1.1 s, with it 0.4 s. Other browsers read a comment.
 COMPILE_HINT = b"//# allFunctionsCalledOnLoad\n"
-MODULES = ("machine", "page")  # ui/student/, after the Explorer's modules (the page draws with its functions)
+MODULES = ("shown", "machine", "page")  # ui/student/, after the Explorer's modules (the page draws with its functions)
 LOOKS = ("phone", "computer")
 # The page's own words, as HTML (Markdown rendered; ``{name}`` placeholders the page fills with text).
 WORDS = ("join.send", "join.title", "join.in_class", "join.your_answer", "join.open", "join.closed", "join.you_chose",
