@@ -171,10 +171,11 @@ def plotly_script() -> bytes:
 
 
 @cache
-def script() -> str:
-    """The page's one script: the Explorer's modules (it draws with their functions), then its own."""
+def script(modules: tuple[str, ...] = MODULES) -> str:
+    """A student's page's one script: the Explorer's modules (it draws with their functions), then its own
+    (``modules`` of ``ui/student/``: the live class's page's, or the lesson's, ``ui.study_page``)."""
     return joined([*(EXPLORER / f"{name}.js" for name in EXPLORER_MODULES),
-                   *(STUDENT / f"{name}.js" for name in MODULES)], module=False)
+                   *(STUDENT / f"{name}.js" for name in modules)], module=False)
 
 
 @cache
