@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from functools import cache
 from urllib.parse import urlencode
 
-from .controls import BY_KEY, CONTROLS, explorer_query
+from .controls import BY_KEY, CONTROLS, ExplorerState, explorer_query
 from .examples import ignored_settings
 from .instant import control_spec
 from .lessons import QUESTIONS, TOUR, lesson_facts
 from .student_page import LOOKS, rendered
 from .text import LANG_TAGS, LANGUAGES, Text
 
+ROUTE = "/study"
 MODULES = ("shown", "lesson", "study")  # ui/student/, after the Explorer's modules (the page draws with them)
 VIEW = tuple(control.key for control in CONTROLS)  # the Explorer's view in the link: the sentences, the switches
 OPENED = ("part", "step", *VIEW)  # what a link opens (with ``lang``)
@@ -40,6 +41,11 @@ class Opened:
     ignored: tuple[tuple[str, str], ...] = ()
 
 
+def view_of(state: ExplorerState) -> dict:
+    """The Explorer's ``state`` as the page's view: its sentences and switches."""
+    return {key: getattr(state, key) for key in VIEW}
+
+
 def opened(query: Mapping[str, str]) -> Opened:
     """A link's query read as the app reads its own (``ui.controls``): an unknown parameter, or a value its
     control does not take, is ignored and named."""
@@ -49,11 +55,16 @@ def opened(query: Mapping[str, str]) -> Opened:
                   tuple((key, query[key]) for key, parsed in read.items() if parsed is None))
 
 
-def link(shown: Opened, lang: str, **change) -> str:
+def query(shown: Opened, lang: str, **change) -> str:
     """The query of the link that opens ``shown`` (with ``change``: another part, say) in ``lang``, every
     setting at its default left out (the page's script writes the same: ``lesson.js`` query)."""
     values = {"part": shown.part, "step": shown.step, **shown.view, **change}
     return "?" + urlencode({"lang": lang, **explorer_query(values)})
+
+
+def address(shown: Opened, lang: str) -> str:
+    """The page's path and query that open ``shown`` in ``lang`` (the app's pages link a phone to it)."""
+    return ROUTE + query(shown, lang)
 
 
 @cache
@@ -65,7 +76,7 @@ def words(lang: str) -> dict[str, str]:
 def part_link(shown: Opened, t: Text, part: str) -> str:
     """The link to ``part`` of the lesson (the page's script shows it in place), marked when it is shown."""
     current = ' aria-current="page"' if part == shown.part else ""
-    return (f'<a href="{html.escape(link(shown, t.lang, part=part))}" data-part="{part}"{current}>'
+    return (f'<a href="{html.escape(query(shown, t.lang, part=part))}" data-part="{part}"{current}>'
             f'{html.escape(t(f"study.{part}"))}</a>')
 
 
@@ -100,7 +111,7 @@ def page(t: Text, shown: Opened, phone: bool, files: str) -> str:
 <header>
 <h1>{html.escape(t("study.title"))}</h1>
 <div class="languages" role="group" aria-label="{html.escape(t("join.language"))}">
-<a href="{html.escape(link(shown, other))}" lang="{LANG_TAGS[other]}">{html.escape(t(f"lang.{other}"))}</a>
+<a href="{html.escape(query(shown, other))}" lang="{LANG_TAGS[other]}">{html.escape(t(f"lang.{other}"))}</a>
 </div>
 </header>
 {said}<nav class="parts" aria-label="{html.escape(t("study.parts"))}">

@@ -52,6 +52,8 @@ APP_CSS = """<style>
   .st-key-figure_pair [data-testid="stColumn"] { flex: 1 1 100% !important; width: 100% !important; }
 }
 .st-key-tour_clicker, .st-key-phone_hint, .st-key-class_follower { display: none; }
+/* The link to the light page (/study), seen at a phone's width only: its wrapper hidden, so its gap goes too. */
+[data-testid=stLayoutWrapper]:has(> .st-key-study_link) { display: none; }
 .st-key-class_code p { font-size: 1.5rem !important; line-height: 1.3; }
 .st-key-class_code strong { font-size: 3.5rem; letter-spacing: 0.15em; font-family: "Source Code Pro", monospace; }
 .st-key-editor_upload [data-testid="stFileUploaderDropzoneInstructions"] { display: none; }
@@ -72,6 +74,7 @@ div:has(> div > input[type="range"]:focus-visible) { outline: 3px solid #0072B2;
 }
 @media (max-width: 640px) {
   .st-key-phone_hint { display: block; }
+  [data-testid=stLayoutWrapper]:has(> .st-key-study_link) { display: flex; }
   [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
   [data-testid="stMarkdownContainer"] td, [data-testid="stMarkdownContainer"] th { white-space: nowrap; }
 }

@@ -18,7 +18,7 @@ from ui.instant import EXPLORER
 from ui.instant import MODULES as EXPLORER_MODULES
 from ui.lessons import QUESTIONS
 from ui.student_page import STUDENT, script
-from ui.study_page import MODULES, OPENED, VIEW, Opened, exercises_file, link, opened, page
+from ui.study_page import MODULES, OPENED, VIEW, Opened, exercises_file, opened, page, query
 from ui.text import LANG_TAGS, LANGUAGES, Text
 
 DEFAULT_VIEW = {c.key: c.default for c in CONTROLS}
@@ -50,8 +50,8 @@ def test_every_setting_the_page_cannot_use_is_named_at_its_default_and_said_in_t
 
 def test_nothing_of_a_hostile_link_is_markup_on_the_page():
     hostile = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
-    for query in ({hostile: "1"}, {"depth": hostile}, {"step": hostile, "focus": "</script><script>alert(3)//"}):
-        html = page(Text("en"), opened(query), False, FILES)
+    for link in ({hostile: "1"}, {"depth": hostile}, {"step": hostile, "focus": "</script><script>alert(3)//"}):
+        html = page(Text("en"), opened(link), False, FILES)
         assert "<script>alert" not in html and "<img" not in html and "</script><script>" not in html
         assert html.count("<script") == 2  # the page's script and its data
 
@@ -91,9 +91,9 @@ def test_the_link_the_pages_script_writes_opens_the_same_state():
                                                         "scenario": "not_confirmed"}}]
     written = lesson_js_links(states)
     assert written[0] == "?lang=en"
-    for state, query in zip(states, written, strict=True):
-        assert opened(dict(parse_qsl(query[1:]))) == Opened(state["part"], state["step"], state["view"])
-        assert query == link(Opened(state["part"], state["step"], state["view"]), "en")  # the server's link alike
+    for state, link in zip(states, written, strict=True):
+        shown = Opened(state["part"], state["step"], state["view"])
+        assert opened(dict(parse_qsl(link[1:]))) == shown and link == query(shown, "en")  # the server's link alike
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
