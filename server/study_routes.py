@@ -9,7 +9,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from ui.student_page import phone_look
-from ui.study_page import opened, page
+from ui.study_page import ROUTE, opened, page
 
 from .class_files import prefix
 from .class_routes import text_for
@@ -22,4 +22,4 @@ async def study_page(request: Request) -> HTMLResponse:
     return HTMLResponse(html, headers={"Cache-Control": "no-cache"})
 
 
-ROUTES = [Route("/study", study_page, methods=["GET"])]
+ROUTES = [Route(ROUTE, study_page, methods=["GET"])]
