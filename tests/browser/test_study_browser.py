@@ -1,9 +1,10 @@
-"""The lesson for one person (``/study``, issue #61) in real Chromium: on a phone (390 px) in both languages, the
-tour's steps by Previous and Next (the step in the address bar, said in the live region), the Explorer's switch
-and sentences change its charts and its link, the link copied reopens the same view, an exercise is predicted,
-revealed and shown in the Explorer, and the other language keeps the view; on a laptop (1280 px) once. No
-Streamlit session (no WebSocket), no JavaScript error, axe-core finds nothing. Few loads: each test opens the
-page twice or three times and waits on the page's own state, never for a time."""
+"""The lesson for one person (``/study``, issue #61) in real Chromium: on a phone (390 px), the tour's steps by
+Previous and Next (the step in the address bar, said in the live region), the Explorer's switch and sentences
+change its charts and its link, the link copied reopens the same view, an exercise is predicted, revealed and
+shown in the Explorer, and the other language keeps the view; on a laptop (1280 px), the Explorer and the tour.
+No Streamlit session (no WebSocket), no JavaScript error, axe-core finds nothing. The two tests take the
+languages in turn (both languages each with ``--full-matrix``, ``support.matrix.locales``). Few loads: each
+test opens the page once or three times and waits on the page's own state, never for a time."""
 
 import json
 import re
@@ -11,6 +12,7 @@ import re
 import pytest
 
 from support.browser import axe_violations, shot
+from support.matrix import locales
 from testbed.local_server import PHONE_USER_AGENT
 from ui.text import LANG_TAGS, Text
 
@@ -22,9 +24,9 @@ EXPLORER_DRAWN = """view => { const drawn = document.querySelector('.instant-exp
 DEPTH_CHART = "() => document.querySelector('.instant-place-depth .js-plotly-plot').data.map(trace => trace.y)"
 
 
-def opened(new_page, url: str, width: int, lang: str, phone: bool = True):
+def opened(new_page, url: str, width: int, locale: str, phone: bool = True):
     """A new tab on ``url``, its WebSockets counted (a Streamlit session would open one)."""
-    page = new_page(width=width, height=844 if phone else 800, locale="zh-CN" if lang == "zh" else "en-US",
+    page = new_page(width=width, height=844 if phone else 800, locale=locale,
                     user_agent=PHONE_USER_AGENT if phone else None)
     page.sockets = []
     page.on("websocket", lambda socket: page.sockets.append(socket.url))
@@ -41,11 +43,11 @@ def assert_clean(page) -> None:
     assert axe_violations(page) == []
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("lang,locale", locales(0))
 def test_a_phone_walks_the_tour_switches_the_explorer_does_an_exercise_and_a_copied_link_reopens_the_view(
-        new_page, app_url, lang):
+        new_page, app_url, lang, locale):
     t, other = Text(lang), "zh" if lang == "en" else "en"
-    page = opened(new_page, f"{app_url}/study?lang={lang}&step=7", 390, lang)
+    page = opened(new_page, f"{app_url}/study?lang={lang}&step=7", 390, locale)
     page.wait_for_function(TOUR_DRAWN, arg=7)
     assert page.evaluate("() => document.documentElement.lang") == LANG_TAGS[lang]
     assert page.locator("section[data-part=tour] figure").get_attribute("aria-label")  # the figure in words
@@ -90,7 +92,7 @@ def test_a_phone_walks_the_tour_switches_the_explorer_does_an_exercise_and_a_cop
     assert page.get_by_label(t("option.scenario.both")).is_checked()
     page.wait_for_url(re.compile(r"part=explorer&step=6&norm=false&depth=100$"))
 
-    copied = opened(new_page, page.url, 390, lang)  # the link, copied to another tab
+    copied = opened(new_page, page.url, 390, locale)  # the link, copied to another tab
     explorer_view(copied, norm=False, depth=100, residual=True)
     assert copied.get_by_role("switch", name=t("control.norm")).is_checked() is False
     assert copied.get_by_role("slider", name=t("control.depth")).input_value() == "100"
@@ -101,18 +103,20 @@ def test_a_phone_walks_the_tour_switches_the_explorer_does_an_exercise_and_a_cop
     assert copied.js_errors == [] and copied.sockets == []
 
 
-def test_a_laptop_opens_the_tour_and_the_explorer_in_one_width_with_nothing_for_axe(new_page, app_url):
-    t = Text("en")
-    page = opened(new_page, f"{app_url}/study?lang=en&part=explorer&placement=pre&depth=100", 1280, "en", phone=False)
+@pytest.mark.parametrize("lang,locale", locales(1))
+def test_a_laptop_opens_the_explorer_and_the_tour_with_nothing_for_axe(new_page, app_url, lang, locale):
+    t = Text(lang)
+    page = opened(new_page, f"{app_url}/study?lang={lang}&part=explorer&placement=pre&depth=100", 1280, locale,
+                  phone=False)
     explorer_view(page, placement="pre", depth=100)
-    assert page.locator(".instant-explorer").get_attribute("data-bundle").endswith("/bundle/computer-both-en/")
-    shot(page, "study-explorer-laptop-en")
+    assert page.locator(".instant-explorer").get_attribute("data-bundle").endswith(f"/bundle/computer-both-{lang}/")
+    shot(page, f"study-explorer-laptop-{lang}")
     assert_clean(page)
     page.get_by_role("link", name=t("study.tour")).click()
     page.wait_for_function(TOUR_DRAWN, arg=1)
     page.get_by_role("button", name=t("tour.next")).focus()
     page.keyboard.press("Enter")
     page.wait_for_function(TOUR_DRAWN, arg=2)
-    assert page.url.endswith("/study?lang=en&step=2&placement=pre&depth=100")
-    shot(page, "study-tour-laptop-en")
+    assert page.url.endswith(f"/study?lang={lang}&step=2&placement=pre&depth=100")
+    shot(page, f"study-tour-laptop-{lang}")
     assert_clean(page)
