@@ -10,9 +10,11 @@ from functools import partial
 
 import streamlit as st
 
+from blockstab.scenario import LESSON
 from server.caches import explored_csv, take_home_zip
 from ui.controls import Control, ExplorerState
 from ui.examples import sentence_caption
+from ui.study_page import Opened, address, view_of
 from ui.text import Text
 from widgets.chrome import language
 from widgets.controls import explorer_controls, with_reported_view
@@ -27,6 +29,9 @@ def switched(state: ExplorerState, instant: list[Control], for_download: dict) -
     take-home download opens on (``for_download``: its callable runs on a thread of its own, with no session
     to read the view from)."""
     state = for_download["state"] = with_reported_view(state, instant)
+    if state.example == LESSON:  # (the light page is the lesson's sentence's)
+        with st.container(key="study_link"):  # seen at a phone's width only (APP_CSS)
+            st.markdown(t("study.phone_link", href=address(Opened("explorer", 1, view_of(state)), t.lang)))
     explorer = st.container()
     st.download_button(t("download.csv"), partial(explored_csv, state), file_name="blockstab-action-token.csv",
                        mime="text/csv", key="download_csv", on_click="ignore")  # written when clicked

@@ -2,8 +2,10 @@
 
 import streamlit as st
 
-from ui.controls import BY_KEY
+from blockstab.scenario import LESSON
+from ui.controls import BY_KEY, ExplorerState
 from ui.lessons import TOUR
+from ui.study_page import Opened, address, view_of
 from ui.text import Text
 from widgets.chrome import active_example, language
 from widgets.controls import url_value
@@ -28,6 +30,9 @@ st.query_params["step"] = str(number)
 step = TOUR[number - 1]
 
 st.title(t("tour.title"))
+if example == LESSON:  # (the light page is the lesson's sentence's)
+    with st.container(key="study_link"):  # seen at a phone's width only (APP_CSS)
+        st.markdown(t("study.phone_link", href=address(Opened("tour", number, view_of(ExplorerState())), t.lang)))
 st.progress(number / len(TOUR), text=t("tour.indicator", step=number, total=len(TOUR)))
 back, forward, _ = st.columns([1, 1, 2])  # "Previous" fits a 1024 px screen
 first, last = number == 1, number == len(TOUR)

@@ -1,6 +1,7 @@
-"""The files of a live class's student page (``ui.student_page``), made once per process and kept: its
-script and style, Plotly.js for a phone, each tour step's and the questions' file per language and look,
-the Explorer's texts, and the Explorer's bundles of the lesson's sentence (built in a worker process,
+"""The files of a live class's student page (``ui.student_page``) and of the lesson's for one person
+(``ui.study_page``), made once per process and kept: their scripts and style, Plotly.js for a phone, each tour
+step's file per language and look, the questions' and the exercises' per language, the Explorer's texts, and the
+Explorer's bundles of the lesson's sentence (built in a worker process,
 ``server.bundles.shared_part``). Their path carries :func:`server.bundles.code_version`, so every replica
 of one code serves the same files under the same names and a browser keeps each for good; the lesson is
 no one's own, so its bundles are named by what they are, not by a server's secret."""
@@ -17,6 +18,8 @@ from ui.bundle import FIGURES, PARTS, index, part_file, range_part, sentence_and
 from ui.controls import BY_KEY
 from ui.lessons import TOUR
 from ui.student_page import LOOKS, explorer_file, look_state, plotly_script, questions_file, script, style, tour_file
+from ui.study_page import MODULES as STUDY_MODULES
+from ui.study_page import exercises_file
 from ui.text import LANGUAGES, Text
 
 from . import bundles
@@ -25,9 +28,9 @@ from .bundles import code_version, shared_part
 ROUTE = "/api/class-files/"
 _word = "|".join
 FILE = re.compile(
-    rf"(?P<script>student\.js)|(?P<style>student\.css)|(?P<plotly>plotly-basic\.min\.js)"
+    rf"(?P<script>student\.js)|(?P<study>study\.js)|(?P<style>student\.css)|(?P<plotly>plotly-basic\.min\.js)"
     rf"|tour-(?P<step>\d)-(?P<tour_lang>{_word(LANGUAGES)})-(?P<tour_look>{_word(LOOKS)})\.json"
-    rf"|questions-(?P<questions_lang>{_word(LANGUAGES)})\.json"
+    rf"|questions-(?P<questions_lang>{_word(LANGUAGES)})\.json|exercises-(?P<exercises_lang>{_word(LANGUAGES)})\.json"
     rf"|explorer-(?P<explorer_lang>{_word(LANGUAGES)})-(?P<mode>free|follow)\.json"
     rf"|bundle/(?P<look>{_word(LOOKS)})-(?P<side>{_word(BY_KEY['scenario'].options)})-(?P<lang>{_word(LANGUAGES)})/"
     rf"(?P<part>index|{_word(PARTS)})\.js")
@@ -52,6 +55,8 @@ def _made(name: str) -> bytes:
     found = FILE.fullmatch(name)
     if found["script"]:
         return script().encode()
+    if found["study"]:
+        return script(STUDY_MODULES).encode()
     if found["style"]:
         return style().encode()
     if found["plotly"]:
@@ -60,6 +65,8 @@ def _made(name: str) -> bytes:
         return _json(tour_file(int(found["step"]), Text(found["tour_lang"]), found["tour_look"]))
     if found["questions_lang"]:
         return _json(questions_file(Text(found["questions_lang"])))
+    if found["exercises_lang"]:
+        return _json(exercises_file(Text(found["exercises_lang"])))
     if found["explorer_lang"]:
         return _json(explorer_file(Text(found["explorer_lang"]), found["mode"] == "free"))
     if found["part"] == "index":  # every part is there: one not built yet is built when it is asked for

@@ -1,5 +1,6 @@
 """The HTTP routes BlockStab serves beside Streamlit's own (``server.asgi``): the Explorer's bundles, the
-version a teacher's page polls, and a live class's student side (``server.class_routes``)."""
+version a teacher's page polls, a live class's student side (``server.class_routes``) and the lesson for one
+person (``server.study_routes``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ui.controls import BY_KEY
 from .bundles import ROUTE, bundles_folder
 from .class_routes import ROUTES as CLASS_ROUTES
 from .class_store import class_store, followed
+from .study_routes import ROUTES as STUDY_ROUTES
 
 BUNDLE_FILE = re.compile(r"[0-9a-f]{32}-(index|[a-z0-9-]+)\.js")  # server.bundles.file_name's
 CLASS_VERSION = "/api/class/{code}/version"  # ?me=<a student's or the teacher's token>: what a class's pages poll
@@ -48,4 +50,4 @@ async def bundle_file(request: Request) -> Response:
 
 
 ROUTES = [Route(CLASS_VERSION, class_version, methods=["GET"]), Route(ROUTE + "{name}", bundle_file, methods=["GET"]),
-          *CLASS_ROUTES]
+          *CLASS_ROUTES, *STUDY_ROUTES]

@@ -137,14 +137,15 @@ def own_answer(typed: str, t: Text) -> dict:
                        "line": {"color": INK, "width": 2}}}
 
 
-def join_code(link: str) -> segno.QRCode:
-    """The QR code of a class's join link, made here (never fetched), error correction M."""
+def link_code(link: str) -> segno.QRCode:
+    """The QR code of a link a class's phones open (its join link, its homework link), made here (never
+    fetched), error correction M."""
     return segno.make(link, error="m", micro=False)
 
 
-def join_code_svg(link: str, projector: bool = False) -> str:
-    """:func:`join_code` as inline SVG, dark on white with its quiet zone, at projector size if asked."""
-    return join_code(link).svg_inline(scale=12 if projector else 6, dark=INK, light="#ffffff", border=4)
+def link_code_svg(link: str, projector: bool = False) -> str:
+    """:func:`link_code` as inline SVG, dark on white with its quiet zone, at projector size if asked."""
+    return link_code(link).svg_inline(scale=12 if projector else 6, dark=INK, light="#ffffff", border=4)
 
 
 SUMMARY_COLUMNS = ("question", "round", "prompt", "answered", "counts", "right", "share_right")

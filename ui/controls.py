@@ -100,10 +100,11 @@ APP_CONTROLS = (
     Control("projector", "toggle", False),
 )
 # ``show`` hides every Explorer control not listed (a teacher's classroom link);
-# ``step`` is the guided tour's step.
+# ``step`` is the guided tour's step; ``part`` the part of the lesson a phone's page (/study) shows.
 PAGE_CONTROLS = (
     Control("show", "keys", None, tuple(c.key for c in CONTROLS)),
     Control("step", "int", 1, low=1, high=TOUR_STEPS),
+    Control("part", "choice", "tour", ("tour", "explorer", "exercises")),
 )
 # The Depth lab's own controls (prefixed: one URL carries one page's parameters, but the keys
 # share one namespace). ``lab_show`` picks the user's stack or a paper preset.

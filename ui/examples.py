@@ -125,6 +125,19 @@ def problem_text(problem: Problem, t: Text) -> str:
     return where + t("problem." + problem.code, value=value, limit=problem.limit, count=problem.count)
 
 
+def ignored_settings(t: Text, settings: list[tuple[str, str]], most: int = 5) -> str | None:
+    """The notice that a link's (parameter, value) ``settings`` cannot be used and are at their defaults, as
+    Markdown naming at most ``most`` of them, each quoted as code; ``None`` for none."""
+    named = [literal(f"{key}={value}", limit=60) for key, value in settings]
+    if len(named) == 1:
+        return t("url.ignored", setting=named[0])
+    if not named:
+        return None
+    more = len(named) - most
+    listed = ", ".join(named[:most]) + (" " + t("url.more", count=more) if more > 0 else "")
+    return t("url.ignored_list", settings=listed)
+
+
 def problems_text(problems: list[Problem], t: Text, most: int = 8) -> str:
     """Up to ``most`` refusals as a Markdown list (and how many more there are)."""
     lines = [f"- {problem_text(p, t)}" for p in problems[:most]]

@@ -31,7 +31,7 @@ PLOTLY_BASIC = Path(__file__).with_name("vendor") / "plotly-basic.min.js"
 # streams in, not one at a time on the main thread as Plotly's set-up calls them. On a phone's CPU (4x slower)
 # loading and first drawing blocked the page 1.1 s, with it 0.4 s. Other browsers read a comment.
 COMPILE_HINT = b"//# allFunctionsCalledOnLoad\n"
-MODULES = ("machine", "page")  # ui/student/, after the Explorer's modules (the page draws with its functions)
+MODULES = ("shown", "machine", "page")  # ui/student/, after the Explorer's modules (the page draws with its functions)
 LOOKS = ("phone", "computer")
 # The page's own words, as HTML (Markdown rendered; ``{name}`` placeholders the page fills with text).
 WORDS = ("join.send", "join.title", "join.in_class", "join.your_answer", "join.open", "join.closed", "join.you_chose",
@@ -171,10 +171,11 @@ def plotly_script() -> bytes:
 
 
 @cache
-def script() -> str:
-    """The page's one script: the Explorer's modules (it draws with their functions), then its own."""
+def script(modules: tuple[str, ...] = MODULES) -> str:
+    """A student's page's one script: the Explorer's modules (it draws with their functions), then its own
+    (``modules`` of ``ui/student/``: the live class's page's, or the lesson's, ``ui.study_page``)."""
     return joined([*(EXPLORER / f"{name}.js" for name in EXPLORER_MODULES),
-                   *(STUDENT / f"{name}.js" for name in MODULES)], module=False)
+                   *(STUDENT / f"{name}.js" for name in modules)], module=False)
 
 
 @cache

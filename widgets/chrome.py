@@ -12,7 +12,7 @@ from PIL import Image
 from blockstab.scenario import LESSON, Scenario, decode, encode
 from server.streamlit_internals import QUERY_BYTES, QUERY_FIELDS, query_kept, query_string
 from ui.controls import APP_CONTROLS, check_query
-from ui.examples import literal, markdown_text, problems_text
+from ui.examples import ignored_settings, markdown_text, problems_text
 from ui.text import LANG_TAGS, LANGUAGES, Text, language_for_locale, plotly_locale
 
 
@@ -52,6 +52,8 @@ APP_CSS = """<style>
   .st-key-figure_pair [data-testid="stColumn"] { flex: 1 1 100% !important; width: 100% !important; }
 }
 .st-key-tour_clicker, .st-key-phone_hint, .st-key-class_follower { display: none; }
+/* The link to the light page (/study), seen at a phone's width only: its wrapper hidden, so its gap goes too. */
+[data-testid=stLayoutWrapper]:has(> .st-key-study_link) { display: none; }
 .st-key-class_code p { font-size: 1.5rem !important; line-height: 1.3; }
 .st-key-class_code strong { font-size: 3.5rem; letter-spacing: 0.15em; font-family: "Source Code Pro", monospace; }
 .st-key-editor_upload [data-testid="stFileUploaderDropzoneInstructions"] { display: none; }
@@ -72,6 +74,7 @@ div:has(> div > input[type="range"]:focus-visible) { outline: 3px solid #0072B2;
 }
 @media (max-width: 640px) {
   .st-key-phone_hint { display: block; }
+  [data-testid=stLayoutWrapper]:has(> .st-key-study_link) { display: flex; }
   [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
   [data-testid="stMarkdownContainer"] td, [data-testid="stMarkdownContainer"] th { white-space: nowrap; }
 }
@@ -215,13 +218,8 @@ def warn_about_url(t: Text, problems: list[tuple[str, str]], most: int = 5) -> N
     for key, value in problems:
         if key == "sc":
             st.warning(t("url.bad_example") + "\n\n" + problems_text(decode(value), t), icon=":material/link_off:")
-    settings = [literal(f"{key}={value}", limit=60) for key, value in problems if key != "sc"]
-    if len(settings) == 1:
-        st.warning(t("url.ignored", setting=settings[0]), icon=":material/link_off:")
-    elif settings:
-        more = len(settings) - most
-        listed = ", ".join(settings[:most]) + (" " + t("url.more", count=more) if more > 0 else "")
-        st.warning(t("url.ignored_list", settings=listed), icon=":material/link_off:")
+    if said := ignored_settings(t, [(key, value) for key, value in problems if key != "sc"], most):
+        st.warning(said, icon=":material/link_off:")
 
 
 def on_phone() -> bool:

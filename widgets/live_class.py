@@ -21,7 +21,7 @@ from server.client_address import client, trusted
 from server.lan import students_address
 from server.policy import POLICY
 from server.routes import CLASS_VERSION, PROCESS
-from ui.class_views import answers_description, answers_figure, join_code_svg, summary_csv, summary_rows
+from ui.class_views import answers_description, answers_figure, link_code_svg, summary_csv, summary_rows
 from ui.controls import BY_KEY, INSTANT, ExplorerState, explorer_query
 from ui.lessons import ASKABLE, LIVE_SCRIPT, POLLS, TOUR, lesson_facts
 from ui.live_class import (
@@ -54,6 +54,7 @@ from ui.live_class import (
     view_state,
     vote_again,
 )
+from ui.study_page import Opened, address, view_of
 from ui.text import Text
 
 from .chrome import app_address, chart, on_phone
@@ -91,13 +92,28 @@ def act(t: Text, code: str, change: Callable[[LiveClass], LiveClass]) -> LiveCla
         return None
 
 
-def join_link(code: str, lang: str) -> tuple[str, bool]:
-    """The class's join link in ``lang`` (a student's default), and whether phones on the LAN can open it."""
+def for_phones(path: str) -> tuple[str, bool]:
+    """``path`` (with its query) as the class's phones reach this server, and whether phones on the LAN can."""
     public = os.environ.get("BLOCKSTAB_PUBLIC_ADDRESS")  # host:port, in front of this process (the cluster)
     host, port = public.rsplit(":", 1) if public else (st.get_option("server.address") or "",
                                                        st.get_option("server.port"))
     address, reachable = students_address(host, int(port), app_address())
-    return f"{address}/join?{urlencode({'class': code, 'lang': lang})}", reachable
+    return address + path, reachable
+
+
+def join_link(code: str, lang: str) -> tuple[str, bool]:
+    """The class's join link in ``lang`` (a student's default), and whether phones on the LAN can open it."""
+    return for_phones(f"/join?{urlencode({'class': code, 'lang': lang})}")
+
+
+def homework(record: LiveClass, t: Text, projector: bool) -> None:
+    """The lesson for one person (``/study``), opened on the class's Explorer view: its link and QR code."""
+    link, _ = for_phones(address(Opened("tour", 1, view_of(class_state(record, projector))), t.lang))
+    with st.expander(t("study.homework"), icon=":material/phone_iphone:", key="class_homework"):
+        words, code = st.columns([3, 2])
+        words.markdown(t("study.homework_intro"))
+        words.code(link, language=None)
+        code.image(link_code_svg(link, projector), alt=t("study.qr_title"))
 
 
 def class_state(c: LiveClass, projector: bool) -> ExplorerState:
@@ -358,7 +374,8 @@ def class_page(record: LiveClass, t: Text, projector: bool) -> None:
             st.code(link, language=None)
             if not reachable:
                 st.warning(t("class.local_only", command="bash scripts/start.sh --lan"), icon=":material/wifi_off:")
-        code.image(join_code_svg(link, projector), alt=t("class.qr_title"))
+        code.image(link_code_svg(link, projector), alt=t("class.qr_title"))
+    homework(record, t, projector)
     status(record, t)
 
     # Buttons, not stateful widgets: a widget whose value the class sets, and which leaves the page with

@@ -53,6 +53,8 @@ def test_every_tour_step_renders_and_next_walks_the_tour(lang):
     for number, step in enumerate(TOUR, start=1):
         assert at.subheader[0].value == t(f"tour.{step.id}.title")
         assert at.query_params["step"] == str(number)
+        step_query = "" if number == 1 else f"&step={number}"  # (a phone's light page, on this step)
+        assert study_links(at) == [t("study.phone_link", href=f"/study?lang={lang}{step_query}")]
         assert len(at.get("plotly_chart")) == 1
         if number < len(TOUR):
             at.button(key="tour_next").click().run()
@@ -60,6 +62,18 @@ def test_every_tour_step_renders_and_next_walks_the_tour(lang):
     assert at.button(key="tour_next").disabled
     at.button(key="tour_previous").click().run()
     assert at.subheader[0].value == t(f"tour.{TOUR[-2].id}.title")
+
+
+def study_links(at: AppTest) -> list[str]:
+    """The page's link to the lesson on a phone (``/study``), seen at a phone's width."""
+    return [m.value for m in at.markdown if "(/study?" in m.value]
+
+
+def test_the_explorers_link_to_the_light_page_carries_its_view_and_only_for_the_lessons_sentence():
+    at = open_page("pages/explorer.py", "zh", residual="false", depth="3", placement="pre")
+    href = "/study?lang=zh&part=explorer&residual=false&placement=pre&depth=3"
+    assert study_links(at) == [Text("zh")("study.phone_link", href=href)]
+    assert study_links(open_page("pages/explorer.py", "en", sc="triage")) == []
 
 
 @pytest.mark.parametrize("raw, shown", [("4", 4), ("0", 1), ("99", 1), ("abc", 1)])

@@ -26,7 +26,7 @@ from support.explorer_view import component_data
 from support.pages import run_page
 from support.text import says
 from ui.bundle import FIGURES, range_part
-from ui.class_views import answers_description, answers_figure, join_code_svg, summary_rows
+from ui.class_views import answers_description, answers_figure, link_code_svg, summary_rows
 from ui.controls import BY_KEY, CODE_ALPHABET, INSTANT, explorer_query
 from ui.examples import markdown_text
 from ui.lessons import ASKABLE, LIVE_SCRIPT, NUMBERS, POLLS, QUESTIONS, engine_number
@@ -138,11 +138,14 @@ def test_start_shows_the_code_its_link_and_qr_and_who_is_in(lang, store, client,
     (link,) = [c.value for c in teacher.code if "/join?" in c.value]
     assert parse_qs(urlsplit(link).query) == {"class": [code], "lang": [lang]}
     assert f"{t('class.code_label')}  \n**{code}**" in texts(teacher)  # in projector type (APP_CSS)
-    (qr,) = [e.proto.imgs[0] for e in walk(teacher._tree) if getattr(e, "type", "") == "image"]
-    assert qr.alt == t("class.qr_title")  # its accessible name
-    drawn = base64.b64decode(qr.url.removeprefix("data:image/svg+xml;base64,")).decode()
+    qr, homework_qr = [e.proto.imgs[0] for e in walk(teacher._tree) if getattr(e, "type", "") == "image"]
+    assert (qr.alt, homework_qr.alt) == (t("class.qr_title"), t("study.qr_title"))  # their accessible names
     modules = re.compile(r'class="qrline"[^>]* d="([^"]+)"')  # the code's dark modules, as one path
-    assert modules.search(drawn).group(1) == modules.search(join_code_svg(link)).group(1)
+    (homework,) = [c.value for c in teacher.code if "/study?" in c.value]  # the lesson for one, on the class's view
+    assert urlsplit(homework)[:2] == urlsplit(link)[:2] and parse_qs(urlsplit(homework).query) == {"lang": [lang]}
+    for image, shown in ((qr, link), (homework_qr, homework)):
+        drawn = base64.b64decode(image.url.removeprefix("data:image/svg+xml;base64,")).decode()
+        assert modules.search(drawn).group(1) == modules.search(link_code_svg(shown)).group(1)
     assert shows(teacher, lang, "class.local_only")  # AppTest's server listens on loopback (config.toml)
     assert t("class.students", count=0) in texts(teacher)
     # the students' Explorer, built while the class begins: figures and first blocks, on a phone and a computer,

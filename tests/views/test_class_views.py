@@ -13,8 +13,8 @@ from ui.class_views import (
     SUMMARY_COLUMNS,
     answers_description,
     answers_figure,
-    join_code,
-    join_code_svg,
+    link_code,
+    link_code_svg,
     share,
     summary_csv,
     summary_rows,
@@ -160,13 +160,13 @@ def test_chart_text_meets_wcag_aa(projector):
 def test_the_join_code_reads_back_as_the_link(link):
     """A QR reader (zxing-cpp) reads the link back from the code, as a phone's camera would."""
     png = io.BytesIO()
-    join_code(link).save(png, kind="png", scale=8, border=4)
+    link_code(link).save(png, kind="png", scale=8, border=4)
     png.seek(0)
     assert [found.text for found in zxingcpp.read_barcodes(Image.open(png))] == [link]
 
 
 def test_the_join_code_svg_is_dark_on_white_and_larger_for_the_projector():
-    small, large = join_code_svg("http://a/join?class=ACDEFG"), join_code_svg("http://a/join?class=ACDEFG", True)
+    small, large = link_code_svg("http://a/join?class=ACDEFG"), link_code_svg("http://a/join?class=ACDEFG", True)
     width = [int(re.search(r'width="(\d+)"', svg).group(1)) for svg in (small, large)]
     assert width[1] == 2 * width[0]
     colours = [re.search(rf'{attribute}="#([0-9a-fA-F]+)"', small).group(1) for attribute in ("stroke", "fill")]

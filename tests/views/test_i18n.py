@@ -22,6 +22,8 @@ from ui.lessons import ASKABLE, CHECKLIST, POLLS, PRESETS, QUESTIONS, TOUR
 from ui.live_class import ACTIVITIES
 from ui.real_views import PANELS as REAL_PANELS
 from ui.student_page import WORDS
+from ui.study_page import PARTS
+from ui.study_page import WORDS as STUDY_WORDS
 from ui.text import LANGUAGES, Text, catalog
 from ui.views.tables import THREE_STAGES
 
@@ -59,6 +61,7 @@ FAMILIES = {
     "control.*": {f"control.{c.key}" for c in (*CONTROLS, *APP_CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS)},
     "help.*": {f"help.{c.key}" for c in (*CONTROLS, *LAB_CONTROLS, *REAL_CONTROLS)},
     "lang.*": {f"lang.{code}" for code in LANGUAGES},
+    "study.*": {f"study.{part}" for part in PARTS},  # the lesson's parts on a phone's page (ui.study_page)
     "class.activity.*": {f"class.activity.{a}" for a in ACTIVITIES},
     "class.summary.*": {f"class.summary.{c}" for c in SUMMARY_COLUMNS},
     "class.poll.*": {f"class.poll.{p.id}" for p in POLLS},
@@ -212,6 +215,7 @@ VARIABLE_SITES = {
     "widgets/live_class.py": REFUSALS,  # t(refused.key)
     "pages/live_class.py": REFUSALS,
     "ui/student_page.py": set(WORDS),  # the student's page's own words, by a list of their keys
+    "ui/study_page.py": set(STUDY_WORDS),  # the lesson's page's, likewise
 }
 
 

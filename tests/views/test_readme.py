@@ -44,5 +44,5 @@ def test_the_pages_table_gives_each_page_the_routers_path():
     router = (ROOT / "app.py").read_text(encoding="utf-8")
     paths = {f"/{path}" for path in re.findall(r'url_path="(\w+)"', router)} - {"/start", "/explore"} | {"/"}
     own = {route.path for route in ROUTES if not route.path.startswith("/api/")}  # the app's own pages
-    assert own == {"/join"}
+    assert own == {"/join", "/study"}
     assert {named(cells)[0] for cells in table("Pages").values()} == paths | own

@@ -4,15 +4,13 @@
 // its reveal, or the Explorer (ui/explorer/) on the teacher's view. It computes nothing: every figure and
 // sentence comes from the server.
 
-import { hidePlotlySvgs, themed } from "../explorer/draw.js";
 import { default as instantExplorer } from "../explorer/main.js";
-import { loadPlotly } from "../explorer/store.js";
 import { POLL_MS, isNew, next, retryIn, showing, start, timeUp } from "./machine.js";
+import { chart, escape, figure, jsonFile, markup } from "./shown.js";
 
 const data = JSON.parse(document.getElementById("student-data").textContent);
 const activity = document.getElementById("activity");
 const announced = document.getElementById("announced");
-const files = new Map(); // a file's URL -> its JSON (a promise)
 let lang = data.lang;
 let page = start(data.code);
 let drawn = null; // what the activity area shows (showing()), and in which language
@@ -21,25 +19,14 @@ let timed = null; // the state whose timer the page counts down
 let countdown = null; // its interval
 let warned = null; // the question (``asked``) whose 10 s left a screen reader has heard
 
-const escape = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
 // A word of the page's, as HTML, with its {placeholders} filled with text.
 function word(key, values = {}) {
   return data.words[lang][key].replace(/\{(\w+)\}/g, (_, name) => escape(String(values[name])));
 }
 
-function markup(tag, attributes = {}, html = "") { // (its HTML: the server's, or escaped here)
-  const made = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) made.setAttribute(name, value);
-  made.innerHTML = html;
-  return made;
-}
+const plotly = `${data.files}plotly-basic.min.js`;
 
-function file(name) {
-  const url = `${data.files}${name}`;
-  if (!files.has(url)) files.set(url, fetch(url).then((r) => (r.ok ? r.json() : Promise.reject(new Error(url)))));
-  return files.get(url);
-}
+const file = (name) => jsonFile(`${data.files}${name}`);
 
 // A call to the class's routes: [ok, its JSON ({error, message} when refused), seconds to wait before asking
 // again when it was "too many" (429), else null].
@@ -115,29 +102,12 @@ async function answer(asked, choice) {
 
 // ---- drawing what the class shows ---------------------------------------------------------------------
 
-async function chart(place, source) {
-  const Plotly = await loadPlotly(`${data.files}plotly-basic.min.js`);
-  const layout = source.figure.layout;
-  themed(layout, getComputedStyle(document.body).fontFamily);
-  await Plotly.react(place, source.figure.data, layout, source.config);
-}
-
-function figure(source) {
-  const described = markup("figure", { "aria-label": source.description });
-  const plot = markup("div", { class: "plot" });
-  const words = markup("details", {}, `<summary>${word("describe.show")}</summary>`);
-  words.append(markup("p", {}, escape(source.description)));
-  described.append(plot, words);
-  hidePlotlySvgs(described);
-  return [described, plot];
-}
-
 async function tour(view) {
   const step = await file(`tour-${view.step}-${lang}-${data.look}.json`);
-  const [described, plot] = figure(step);
+  const [described, plot] = figure(step, word("describe.show"));
   activity.replaceChildren(markup("h2", {}, escape(step.title)), markup("div", { class: "text" }, step.body),
     described);
-  await chart(plot, step);
+  await chart(plot, step, plotly);
   return step.title;
 }
 
@@ -189,11 +159,11 @@ async function question(view, here) {
     activity.replaceChildren(...parts, problem(reveal.message));
     return title;
   }
-  const [described, plot] = figure(reveal);
+  const [described, plot] = figure(reveal, word("describe.show"));
   activity.replaceChildren(...parts, markup("p", { class: `verdict ${reveal.verdict.kind}` },
     escape(reveal.verdict.said)), described, markup("div", { class: "text" }, reveal.explain));
   const own = reveal.verdict.own ? [reveal.verdict.own] : []; // this phone's number, marked on its own plot
-  await chart(plot, { ...reveal, figure: { ...reveal.figure, data: [...reveal.figure.data, ...own] } });
+  await chart(plot, { ...reveal, figure: { ...reveal.figure, data: [...reveal.figure.data, ...own] } }, plotly);
   return title;
 }
 
@@ -225,7 +195,7 @@ async function explorer(view, here) {
   }
   const mount = { ...(await file(`explorer-${lang}-${view.free ? "free" : "follow"}.json`)),
     view: state.view, lead: view.free ? null : state.version, phone: data.look === "phone",
-    plotly: `${data.files}plotly-basic.min.js`,
+    plotly,
     bundle: `${data.files}bundle/${data.look}-${view.scenario}-${lang}/` };
   instantExplorer({ data: new TextEncoder().encode(JSON.stringify(mount)), parentElement: place,
     setStateValue: () => {} });
