@@ -2,8 +2,8 @@
 Previous and Next (the step in the address bar, said in the live region), the Explorer's switch and sentences
 change its charts and its link, the link copied reopens the same view, an exercise is predicted, revealed and
 shown in the Explorer, and the other language keeps the view; on a laptop (1280 px), the Explorer and the tour.
-No Streamlit session (no WebSocket), no JavaScript error, axe-core finds nothing. The two tests take the
-languages in turn (both languages each with ``--full-matrix``, ``support.matrix.locales``). Few loads: each
+No Streamlit session (no WebSocket), no JavaScript error, axe-core finds nothing. The phone's test runs in both
+languages on every run, the laptop's in one (both with ``--full-matrix``, ``support.matrix.locales``). Few loads: each
 test opens the page once or three times and waits on the page's own state, never for a time."""
 
 import json
@@ -12,7 +12,7 @@ import re
 import pytest
 
 from support.browser import axe_violations, shot
-from support.matrix import locales
+from support.matrix import LOCALES, locales
 from testbed.local_server import PHONE_USER_AGENT
 from ui.text import LANG_TAGS, Text
 
@@ -43,7 +43,7 @@ def assert_clean(page) -> None:
     assert axe_violations(page) == []
 
 
-@pytest.mark.parametrize("lang,locale", locales(0))
+@pytest.mark.parametrize("lang,locale", LOCALES)  # (the phone: both languages on every run, #61)
 def test_a_phone_walks_the_tour_switches_the_explorer_does_an_exercise_and_a_copied_link_reopens_the_view(
         new_page, app_url, lang, locale):
     t, other = Text(lang), "zh" if lang == "en" else "en"
