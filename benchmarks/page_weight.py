@@ -2,7 +2,7 @@
 
 Run by hand from the repo root (never as a timed test)::
 
-    .venv/bin/python -m benchmarks.page_weight                    # the three pages, once each
+    .venv/bin/python -m benchmarks.page_weight                    # the five pages, once each
     .venv/bin/python -m benchmarks.page_weight --only join --runs 3 --json weight.json
 
 Per page: Lighthouse's performance score, first and largest contentful paint, total blocking time, and
@@ -10,7 +10,8 @@ the bytes of every request on the wire and the same resources uncompressed (its 
 with the three largest on the wire. WebSocket frames are not requests there: a Streamlit page's messages
 (tens of KiB here) are not counted. The pages, measured in one run: the Explorer (``/``); the take-home
 Explorer folder (``python -m ui.take_home``) served gzip-compressed by Starlette; a live class's
-student page (``--join-path``), the class made directly in a Redis that the app's server uses.
+student page (``--join-path``), the class made directly in a Redis that the app's server uses; the lesson for
+one person (``/study``) on its first tour step and on its Explorer.
 
 Each page is first visited once, not counted (``--warmup``): a page that a server runs for the first
 time can end before its charts, and a class's server has run it before. With ``--runs N`` each figure
@@ -46,7 +47,8 @@ from ui.live_class import new_code, new_key, start
 
 ROOT = Path(__file__).resolve().parents[1]
 LIGHTHOUSE = Path(__file__).resolve().parent / "lighthouse"
-PAGES = ("explorer", "take_home", "join")
+PAGES = ("explorer", "take_home", "join", "study", "study_explorer")
+STUDY = {"study": "/study?lang=en", "study_explorer": "/study?part=explorer&lang=en"}  # a tour step, the Explorer
 CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-quic --no-first-run "
                 "--disable-background-networking --disable-component-update --disable-sync")
 RUN_TIMEOUT = 300.0  # seconds for one Lighthouse run
@@ -140,7 +142,7 @@ def page_urls(pages: list[str], join_path: str, work: Path, stack: contextlib.Ex
     urls = {}
     if "take_home" in pages:
         urls["take_home"] = stack.enter_context(compressed_folder(take_home_folder(work / "take-home")))
-    if "explorer" in pages or "join" in pages:
+    if {"explorer", "join", *STUDY} & set(pages):
         redis_url = stack.enter_context(redis_server(work / "redis.log", ROOT)) if "join" in pages else None
         env = {**os.environ, **({"BLOCKSTAB_CLASS_STORE": redis_url, "BLOCKSTAB_ADDRESS_KEY": "benchmark" * 4}
                                 if redis_url else {})}
@@ -149,15 +151,16 @@ def page_urls(pages: list[str], join_path: str, work: Path, stack: contextlib.Ex
             urls["explorer"] = f"{base}/?lang=en"
         if "join" in pages:
             urls["join"] = student_page(base, redis_url, join_path)
+        urls |= {page: f"{base}{path}" for page, path in STUDY.items() if page in pages}
     return {page: urls[page] for page in pages}
 
 
 def table(results: dict[str, dict]) -> str:
     """The figures as a readable table, then each page's three largest requests."""
-    lines = [f"{'page':<10}{'score':>6}{'FCP s':>8}{'LCP s':>8}{'TBT ms':>8}{'requests':>10}"
+    lines = [f"{'page':<15}{'score':>6}{'FCP s':>8}{'LCP s':>8}{'TBT ms':>8}{'requests':>10}"
              f"{'wire MiB':>10}{'uncompressed MiB':>18}{'CPU index':>11}"]
     for page, f in results.items():
-        lines.append(f"{page:<10}{f['score']:>6.0f}{f['fcp_ms'] / 1000:>8.1f}{f['lcp_ms'] / 1000:>8.1f}"
+        lines.append(f"{page:<15}{f['score']:>6.0f}{f['fcp_ms'] / 1000:>8.1f}{f['lcp_ms'] / 1000:>8.1f}"
                      f"{f['tbt_ms']:>8.0f}{f['requests']:>10.0f}{f['wire_bytes'] / MIB:>10.2f}"
                      f"{f['uncompressed_bytes'] / MIB:>18.2f}{f['benchmark_index']:>11.0f}")
     for page, f in results.items():

@@ -26,14 +26,15 @@ class Answer:
 
 
 async def request(port: int, method: str, path: str, body: dict | None = None, source: str = "127.0.0.1",
-                  forwarded: str | None = None) -> Answer:
-    """One request on a connection of its own (closed after it) from ``source``."""
+                  forwarded: str | None = None, sent: dict[str, str] | None = None) -> Answer:
+    """One request on a connection of its own (closed after it) from ``source``, with the headers ``sent`` besides."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
     try:
         data = json.dumps(body).encode() if body is not None else b""
         head = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Connection: close",
                 f"Content-Length: {len(data)}", *(["Content-Type: application/json"] if body is not None else []),
-                *([f"X-Forwarded-For: {forwarded}"] if forwarded else [])]
+                *([f"X-Forwarded-For: {forwarded}"] if forwarded else []),
+                *(f"{name}: {value}" for name, value in (sent or {}).items())]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
         status, headers = await asyncio.wait_for(read_head(reader), WAIT_S)
         return Answer(status, headers, await asyncio.wait_for(read_body(reader, headers), WAIT_S))

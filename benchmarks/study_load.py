@@ -1,0 +1,98 @@
+"""A thousand phones open the lesson for one person (``/study``, issue #61) within a minute, on one process.
+
+Run by hand from the repo root (never as a timed test)::
+
+    .venv/bin/python -m benchmarks.study_load --json /tmp/study-load.json
+    .venv/bin/python -m benchmarks.study_load --phones 100 --seconds 10     # a quick look
+
+One Chromium page at 390 px opens ``/study`` (its first tour step, as the homework link does) and lists what it
+fetches from the app; then ``--phones`` scripted phones, arriving evenly over ``--seconds``, each from a
+loopback address of its own (one phone per school), fetch the same, gzip accepted, as a first visit does (nothing
+cached). Reported: the server's CPU per phone (its process tree, over the arrivals), the bytes per phone on the
+wire, each phone's time to have every file (median / p95), and every answer that was not 200. The server should
+spend nothing but serving files made once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from benchmarks import harness as h
+from testbed.local_server import CHROMIUM, CHROMIUM_ARGS, PHONE_USER_AGENT, streamlit_server
+from testbed.phones import request
+
+ROOT = Path(__file__).resolve().parents[1]
+OPENED = "/study?lang=en"  # the homework link: the tour's first step, its figure
+
+
+def fetched_by_a_phone(base: str) -> list[str]:
+    """The app's paths (with their queries) a phone's Chromium fetches to draw :data:`OPENED`."""
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only this step drives a browser
+
+    paths: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 390, "height": 844}, user_agent=PHONE_USER_AGENT,
+                                      is_mobile=True)
+        page = context.new_page()
+        page.on("request", lambda r: r.url.startswith(base) and paths.append(r.url[len(base):]))
+        page.goto(base + OPENED)
+        page.wait_for_selector(".js-plotly-plot")
+        page.wait_for_load_state("networkidle")
+        browser.close()
+    return paths
+
+
+async def phone(port: int, number: int, paths: list[str]) -> tuple[float, int, Counter]:
+    """One phone's first visit from its own address: its seconds, bytes on the wire and answers by status."""
+    source, start, wire, statuses = f"127.0.{1 + number // 250}.{1 + number % 250}", time.perf_counter(), 0, Counter()
+    for path in paths:
+        answer = await request(port, "GET", path, source=source, sent={"Accept-Encoding": "gzip"})
+        wire += len(answer.body)
+        statuses[answer.status] += 1
+    return time.perf_counter() - start, wire, statuses
+
+
+async def arrivals(port: int, paths: list[str], phones: int, seconds: float) -> list[tuple[float, int, Counter]]:
+    async def arriving(number: int):
+        await asyncio.sleep(seconds * number / phones)
+        return await phone(port, number, paths)
+
+    return await asyncio.gather(*(arriving(n) for n in range(phones)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--phones", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=60.0, help="over which the phones arrive")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="blockstab-study-"))
+    with streamlit_server("app.py", work / "server.log", ROOT, env=dict(os.environ)) as (base, server):
+        paths = fetched_by_a_phone(base)
+        port, before = urlsplit(base).port, h.tree_cpu_seconds(server.pid)
+        phones = asyncio.run(arrivals(port, paths, args.phones, args.seconds))
+        cpu = h.tree_cpu_seconds(server.pid) - before
+    times, wire = [1000 * p[0] for p in phones], [p[1] for p in phones]
+    statuses = sum((p[2] for p in phones), Counter())
+    record = {"phones": args.phones, "seconds": args.seconds, "paths": paths, "server_cpu_s": cpu,
+              "cpu_ms_per_phone": 1000 * cpu / args.phones, "wire_bytes_per_phone": statistics.median(wire),
+              "phone_s": h.summary(times), "statuses": dict(statuses), "load_average": os.getloadavg()}
+    print(f"{args.phones} phones over {args.seconds:.0f} s, {len(paths)} files each; load average "
+          f"{os.getloadavg()[0]:.1f}\n  server CPU {cpu:.2f} s: {record['cpu_ms_per_phone']:.2f} ms a phone\n"
+          f"  on the wire {record['wire_bytes_per_phone'] / 1024:.0f} KiB a phone\n"
+          f"  {h.HEADER}\n  {h.fmt_row('a phone, every file', times)}\n  answers {dict(statuses)}: "
+          f"{h.verdict(set(statuses) == {200})}")
+    h.write_record(args.json, args, record)
+
+
+if __name__ == "__main__":
+    main()
