@@ -1,7 +1,7 @@
 """Per-address limits on BlockStab's own HTTP routes (issue #48): one computer cannot starve the class
 through them (a script with 50 keep-alive connections read a class's version 1,065 times a second).
 
-An ASGI middleware of the app (``server.asgi``) for the requests whose path is ``/join`` or starts with
+An ASGI middleware of the app (``server.asgi``) for the requests whose path is ``/join``, ``/study`` or starts with
 ``/api/`` (``server.routes``); Streamlit's own (its pages, its files, its WebSocket) pass untouched. Per client
 address (``server.client_address``'s rule and :func:`~server.client_address.pseudonym`), with the limits of
 ``server.policy``, sized so that a class behind one school NAT address meets none of them:
@@ -45,7 +45,7 @@ TOO_MANY_STREAMS = "limit.too_many_streams"
 
 def is_own_route(path: str) -> bool:
     """Whether ``path`` is one of BlockStab's own routes."""
-    return path == "/join" or path.startswith("/api/")
+    return path in ("/join", "/study") or path.startswith("/api/")
 
 
 def is_stream(path: str) -> bool:

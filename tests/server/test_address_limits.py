@@ -161,14 +161,14 @@ def test_a_retry_after_is_whole_seconds_and_at_least_one():
     assert status == 429 and headers["retry-after"] == "1"  # 0.05 s to wait
 
 
-@pytest.mark.parametrize("path", ["/", "/class", "/joined", "/join/x", "/apiary", "/_stcore/health", "/static/app.js",
-                                  "/_stcore/stream", "/component/blockstab.follow/index.js"])
-def test_paths_outside_join_and_api_are_never_limited(path):
+@pytest.mark.parametrize("path", ["/", "/class", "/joined", "/join/x", "/study/x", "/apiary", "/_stcore/health",
+                                  "/static/app.js", "/_stcore/stream", "/component/blockstab.follow/index.js"])
+def test_paths_outside_join_study_and_api_are_never_limited(path):
     app = limits(rate=0.001, burst=1, streams=0)
     assert statuses(app, path, 20) == [200] * 20
 
 
-@pytest.mark.parametrize("path", ["/join", "/api/bundles/x-index.js", "/api/class-files/v1/page.js",
+@pytest.mark.parametrize("path", ["/join", "/study", "/api/bundles/x-index.js", "/api/class-files/v1/page.js",
                                   "/api/class/ABCDEF/state"])
 def test_the_apps_own_routes_are_limited(path):
     assert statuses(limits(rate=0.001, burst=1), path, 2) == [200, 429]
