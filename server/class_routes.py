@@ -41,7 +41,9 @@ RETRY_MS = 1000  # a browser whose stream broke connects again after this long (
 REVEALS_KEPT = 32
 
 
-class Refusal(Exception):
+class HttpRefusal(Exception):
+    """A request a route refuses: ``key`` the catalog's message, ``status`` the HTTP status it answers with."""
+
     def __init__(self, key: str, status: int):
         super().__init__(key)
         self.key, self.status = key, status
@@ -111,7 +113,7 @@ async def read(code: str):
 def guard(request: Request, code: str, me: str) -> None:
     """Refuse at once (429) a computer past its wrong tries, unless it names a seat this process has seen."""
     if MISSES.refuses(client_of(request), code, me):
-        raise Refusal("class.too_many_tries", 429)
+        raise HttpRefusal("class.too_many_tries", 429)
 
 
 async def missed(request: Request) -> None:
@@ -134,37 +136,37 @@ def client_of(request: Request) -> str:
 def the_code(request: Request) -> str:
     code = BY_KEY["class"].parse(request.path_params["code"])
     if code is None:
-        raise Refusal("class.bad_code", 400)
+        raise HttpRefusal("class.bad_code", 400)
     return code
 
 
 def the_student(raw) -> str:
     me = BY_KEY["me"].parse(raw) if isinstance(raw, str) else None
     if me is None:
-        raise Refusal("class.bad_link", 400)
+        raise HttpRefusal("class.bad_link", 400)
     return me
 
 
 async def body_of(request: Request) -> dict:
     """The request's JSON object, read no further than the policy's ``BODY_BYTES``."""
     if not request.headers.get("content-type", "").startswith("application/json"):
-        raise Refusal("class.bad_request", 415)
+        raise HttpRefusal("class.bad_request", 415)
     read = b""
     async for chunk in request.stream():
         read += chunk
         if len(read) > POLICY["BODY_BYTES"]:
-            raise Refusal("class.bad_request", 413)
+            raise HttpRefusal("class.bad_request", 413)
     try:
         value = json.loads(read)
     except ValueError:
-        raise Refusal("class.bad_request", 400) from None
+        raise HttpRefusal("class.bad_request", 400) from None
     if not isinstance(value, dict):
-        raise Refusal("class.bad_request", 400)
+        raise HttpRefusal("class.bad_request", 400)
     return value
 
 
 def refusals(route):
-    """``route`` whose :class:`Refusal` (or a class's ``Refused``) is the JSON error it answers."""
+    """``route`` whose :class:`HttpRefusal` (or a class's ``Refused``) is the JSON error it answers."""
     statuses = {"class.ended": 404, "class.not_seated": 404, "class.full": 409, "class.locked": 409,
                 "class.paused": 409, "class.question_closed": 409, "class.bad_choice": 400, "class.bad_link": 400,
                 "class.not_revealed": 409, "class.time_up": 409, "class.bad_number": 400}
@@ -172,7 +174,7 @@ def refusals(route):
     async def checked(request: Request) -> Response:
         try:
             return await route(request)
-        except Refusal as refusal:
+        except HttpRefusal as refusal:
             return refused(request, refusal.key, refusal.status)
         except Refused as change:
             return refused(request, change.key, statuses.get(change.key, 409))
@@ -209,7 +211,7 @@ async def join_class(request: Request) -> JSONResponse:
         if over is not None and over != SERVER_WRONG:
             MISSES.block(bounds[0][0].removeprefix("wrong:"))
         if over is not None:
-            raise Refusal("class.server_too_many_tries" if over == SERVER_WRONG else "class.too_many_tries", 429)
+            raise HttpRefusal("class.server_too_many_tries" if over == SERVER_WRONG else "class.too_many_tries", 429)
         record = await run_in_threadpool(
             store.update, code, lambda c: join(c, me, time.time(), POLICY["STUDENTS_PER_CLASS"]))
         MISSES.seen(record)
@@ -269,7 +271,7 @@ async def class_answer(request: Request) -> JSONResponse:
     code, asked = the_code(request), await body_of(request)
     me, choice, at = the_student(asked.get("me")), asked.get("choice"), asked.get("asked")
     if not isinstance(choice, str) or type(at) is not int:
-        raise Refusal("class.bad_request", 400)
+        raise HttpRefusal("class.bad_request", 400)
     guard(request, code, me)
 
     def answered_now(c):

@@ -62,7 +62,7 @@ from .controls import url_value
 from .explorer import instant_explorer, reported_view
 from .tour_step import tour_step
 
-CODE, KEY = "class_code", "class_key"  # this session's class and the teacher's key (never in a student's page)
+CODE, TEACHER_KEY = "class_code", "class_key"  # this session's class and the teacher's key (never in a student's page)
 PASSPHRASE = "class_passphrase"  # the passphrase field's value (cleared as soon as it is read)
 REMOVED = "class_removed"  # how many seats "remove the last minute's joins" removed, said once
 TIMER = "class_timer"  # the "Timer (seconds)" field beside Ask
@@ -108,7 +108,7 @@ def join_link(code: str, lang: str) -> tuple[str, bool]:
 
 def homework(record: LiveClass, t: Text, projector: bool) -> None:
     """The lesson for one person (``/study``), opened on the class's Explorer view: its link and QR code."""
-    link, _ = for_phones(address(Opened("tour", 1, view_of(class_state(record, projector))), t.lang))
+    link, _ = for_phones(address(Opened("tour", 1, view_of(class_explorer(record, projector))), t.lang))
     with st.expander(t("study.homework"), icon=":material/phone_iphone:", key="class_homework"):
         words, code = st.columns([3, 2])
         words.markdown(t("study.homework_intro"))
@@ -116,7 +116,7 @@ def homework(record: LiveClass, t: Text, projector: bool) -> None:
         code.image(link_code_svg(link, projector), alt=t("study.qr_title"))
 
 
-def class_state(c: LiveClass, projector: bool) -> ExplorerState:
+def class_explorer(c: LiveClass, projector: bool) -> ExplorerState:
     """The Explorer's state on the class's view, on this page."""
     return view_state(c.view, projector, on_phone())
 
@@ -175,7 +175,7 @@ def start_class(t: Text) -> None:
         record = start(new_code(), key, t.lang)
         try:
             if class_store().create(record):
-                st.session_state.update({CODE: record.code, KEY: key})
+                st.session_state.update({CODE: record.code, TEACHER_KEY: key})
                 st.query_params["class"] = record.code
                 build_ahead_for(t.lang)  # (the students' "show me": ready by the time it is asked for)
                 return
@@ -198,13 +198,13 @@ def resume_from_link(t: Text) -> None:
     except Refused as refused:
         st.error(t(refused.key), icon=":material/block:")
         return
-    st.session_state.update({CODE: code, KEY: key})
+    st.session_state.update({CODE: code, TEACHER_KEY: key})
 
 
 def teach(t: Text, change, led: bool = False, **args) -> LiveClass | None:
     """``change(record, **args)`` applied to this session's class, if its key is the teacher's; ``led``:
     it sets the Explorer's view (the teacher's browser then takes it)."""
-    key = st.session_state[KEY]
+    key = st.session_state[TEACHER_KEY]
 
     def as_teacher(record: LiveClass) -> LiveClass:
         check_teacher(record, key)
@@ -229,7 +229,7 @@ def end_class(t: Text) -> None:
 
 def leave_class() -> None:
     """This page done with its class (ended: its summary stays in the store until the class expires)."""
-    for key in (CODE, KEY):
+    for key in (CODE, TEACHER_KEY):
         st.session_state.pop(key, None)
     st.query_params.pop("class", None)
 
@@ -405,14 +405,14 @@ def class_page(record: LiveClass, t: Text, projector: bool) -> None:
                        args=(t, show_step), kwargs={"step": record.step + 1}, use_container_width=True)
         tour_step(TOUR[record.step], t, projector, explorer_button=False, key="class_figure")
     elif record.activity == "explorer":
-        explorer(class_state(record, projector), t)
+        explorer(class_explorer(record, projector), t)
     else:
         question(record, t, projector)
 
     if not projector:  # the key stays off the projector
         with st.expander(t("class.resume"), icon=":material/devices:", key="class_resume"):
             st.caption(t("class.resume_note"))
-            query = urlencode({"class": record.code, "key": st.session_state[KEY], "lang": t.lang})
+            query = urlencode({"class": record.code, "key": st.session_state[TEACHER_KEY], "lang": t.lang})
             st.code(f"{app_address()}/class?{query}", language=None)
 
 
@@ -427,7 +427,7 @@ def current_class(t: Text) -> LiveClass | None:
     record = class_store().read(code) if code else None
     if code and record is None:
         st.info(t("class.ended"), icon=":material/door_front:")
-        for key in (CODE, KEY):
+        for key in (CODE, TEACHER_KEY):
             st.session_state.pop(key, None)
     return record
 
