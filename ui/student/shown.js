@@ -21,12 +21,14 @@ export function jsonFile(url) {
   return fetched.get(url);
 }
 
-// ``source``'s chart (a file's figure and config) drawn in ``place`` with Plotly.js from ``plotly``.
+// ``source``'s chart (a file's figure and config) drawn in ``place`` with Plotly.js from ``plotly``, then marked
+// ``data-drawn`` (what a test or a benchmark waits for).
 export async function chart(place, source, plotly) {
   const Plotly = await loadPlotly(plotly);
   const layout = source.figure.layout;
   themed(layout, getComputedStyle(document.body).fontFamily);
   await Plotly.react(place, source.figure.data, layout, source.config);
+  place.dataset.drawn = "";
 }
 
 // A figure named by ``source``'s description, which unfolds under it (``summary``: the disclosure's words, HTML):
