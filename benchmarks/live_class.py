@@ -29,8 +29,8 @@ server.class_files.build_ahead_for) the teacher leads ``--small-class`` (40) stu
    each student showing the step: a scripted student's stream delivering the state with it (the moment this
    process read it), a Chromium page's ``#activity h2`` holding its title (a MutationObserver in the page,
    ``performance.timeOrigin + performance.now()``). Target, every student: median <= 150 ms, p95 <= 300 ms.
-   A Chromium page is timed to its step's title painted too (a frame, then a task, after it was placed: where a
-   page draws its figure in the same task, that is once the figure is drawn) and to its figure drawn (its
+   A Chromium page is timed to its step's title painted too (the first animation frame after it was placed: where
+   a page draws its figure in the same task, that is once the figure is drawn) and to its figure drawn (its
    ``.plot`` marked ``data-drawn`` once Plotly.js drew it), each phone's apart. Target (issue #61, 12 Chromium
    phones): the figure drawn, p95 <= 700 ms.
 2. **"show me"**: the teacher asks a question, the class answers (5.), the teacher reveals, then presses
@@ -525,8 +525,8 @@ class ScriptedStudent:
 
 # In a Chromium page: each change of what its activity shows, with performance.timeOrigin + performance.now():
 # [when, the activity's title (h2), its text, the Explorer's data-drawn, the reveal's verdict, its first note,
-# the title again once the activity's figure is drawn (its .plot data-drawn), the title once the browser painted
-# it (a frame, then a task, after it was placed)].
+# the title again once the activity's figure is drawn (its .plot data-drawn), the title once in an animation frame
+# (the first after it was placed: the browser paints that frame next; a page busy drawing delays it)].
 SHOWN_LOG = """(() => {
   const log = window.__shown = [];
   const text = (selector) => { const e = document.querySelector(selector);
@@ -536,7 +536,7 @@ SHOWN_LOG = """(() => {
     const title = text('#activity h2');
     if (title !== placed) {
       placed = title;
-      requestAnimationFrame(() => setTimeout(() => { painted = title; look(); }));
+      requestAnimationFrame(() => { painted = title; look(); });
     }
     const explorer = document.querySelector('.instant-explorer');
     const now = [text('#activity h2'), text('#activity .text'), explorer ? explorer.dataset.drawn || null : null,
