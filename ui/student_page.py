@@ -58,9 +58,9 @@ def words(t: Text) -> dict[str, str]:
 def page(t: Text, code: str | None, phone: bool, files: str, api: str, problem: str | None = None) -> str:
     """The page: the class's code and, once its script has joined, what the class shows; with no code
     (or a bad one: ``problem``, a catalog key) a form to type it. Every text escaped; the page's data (its
-    words in both languages, where its files and the class's routes are) in one JSON element."""
+    words in both languages, where its files and the class's routes are, the tour's length) in one JSON element."""
     data = {"code": code, "lang": t.lang, "look": LOOKS[0] if phone else LOOKS[1], "files": files, "api": api,
-            "words": {lang: words(Text(lang)) for lang in LANGUAGES}, "tags": LANG_TAGS}
+            "steps": len(TOUR), "words": {lang: words(Text(lang)) for lang in LANGUAGES}, "tags": LANG_TAGS}
     embedded = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     other = next(lang for lang in LANGUAGES if lang != t.lang)
     form = "" if code else f"""

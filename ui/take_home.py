@@ -1,6 +1,7 @@
 """The take-home Explorer: one folder, ``index.html``, the sentence's bundle (``ui.bundle``) and the
-app's copy of Plotly.js, that runs the instant Explorer (``ui/explorer/``) from ``file://`` or any
-static file host, offline, with no server and no request outside the folder.
+partial Plotly.js a class's phones load (``ui/vendor/``; the bundle's figures are all scatter traces), that
+runs the instant Explorer (``ui/explorer/``) from ``file://`` or any static file host, offline, with no
+server and no request outside the folder.
 
     .venv/bin/python -m ui.take_home --out DIR [--sc lesson|triage|support|v1.…] [--scenario …] [--lang en|zh]
                                      [--projector]
@@ -18,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import plotly
 
 from blockstab.scenario import Scenario, decode
 
@@ -26,9 +26,10 @@ from .bundle import PARTS, built_part, index, part_file, sentence_and_look
 from .controls import CONTROLS, ExplorerState
 from .examples import plain_text, sentence_caption
 from .instant import STYLE, explorer_script, mount_data
+from .student_page import plotly_script
 from .text import LANG_TAGS, Text
 
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+PLOTLY = "plotly-basic.min.js"  # the file's name, as the class's page names it
 MODULE_EXPORT = "export default function instantExplorer("  # the component's module export (ui/explorer/main.js)
 PAGE_CSS = """
 body { margin: 0; font-family: "Source Sans Pro", "Noto Sans", "Noto Sans CJK SC", sans-serif; color: #31333f;
@@ -47,7 +48,7 @@ def take_home_files(state: ExplorerState, lang: str, part: Callable[[str], str])
     t = Text(lang)
     controls = [c for c in CONTROLS if c.instant]
     data = mount_data(controls, {c.key: getattr(state, c.key) for c in controls}, t, state.projector,
-                      bundle="bundle/", plotly="plotly.min.js", phone=state.phone)
+                      bundle="bundle/", plotly=PLOTLY, phone=state.phone)
     source = explorer_script()
     if source.count(MODULE_EXPORT) != 1:
         raise RuntimeError("ui/explorer/main.js must export instantExplorer once")
@@ -55,7 +56,7 @@ def take_home_files(state: ExplorerState, lang: str, part: Callable[[str], str])
     files["bundle/index.js"] = part_file(index(list(PARTS))).encode("ascii")  # every part is in the folder
     files["explorer.js"] = source.replace(MODULE_EXPORT, "window.instantExplorer = function instantExplorer(").encode()
     files["explorer.css"] = (PAGE_CSS + STYLE.read_text(encoding="utf-8")).encode()
-    files["plotly.min.js"] = PLOTLY_JS.read_bytes()
+    files[PLOTLY] = plotly_script()
     files["index.html"] = page(t, plain_text(sentence_caption(state.example, t)), data).encode()
     return files
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -37,6 +38,7 @@ from ui.bundle import (
 )
 from ui.controls import BY_KEY, MAX_EXPLORER_DEPTH, ExplorerState
 from ui.examples import markdown_text, plain_text, visible
+from ui.student_page import PLOTLY_BASIC
 from ui.text import Text
 from ui.verdicts import verdict, verdict_sentences
 from ui.views import explore
@@ -158,6 +160,25 @@ def test_figures_looked_up_in_the_bundle_draw_the_views_at_that_depth(lesson, se
 def test_a_part_is_strict_json():
     text = part_file(figures_part(sentence_and_look(ExplorerState(norm=False)), Text("zh")))  # blocks 80-100 overflow
     json.loads(json.dumps(read_part(text)), parse_constant=lambda c: pytest.fail(f"{c} in the part"))
+
+
+def trace_types(value) -> set[str]:
+    """The trace types a part names: each ``type`` outside a figure's layout (whose shapes and axes have types
+    of their own). A trace naming none is a scatter."""
+    if isinstance(value, list):
+        return set().union(*map(trace_types, value))
+    if not isinstance(value, dict):
+        return set()
+    own = {value["type"]} if isinstance(value.get("type"), str) else set()
+    return own.union(*(trace_types(v) for k, v in value.items() if k != "layout"))
+
+
+def test_every_trace_a_bundle_holds_is_one_the_phones_partial_plotly_draws(lesson, confirmed_zh):
+    """The take-home folder draws a bundle with the partial Plotly.js (ui/vendor/): a trace type it lacks
+    would be drawn as nothing."""
+    registered = set(re.findall(r'moduleType:"trace",name:"(\w+)"', PLOTLY_BASIC.read_text(encoding="utf-8")))
+    held = trace_types([lesson, confirmed_zh[FIGURES], confirmed_zh["blocks-41"]])
+    assert held and held <= registered, held - registered
 
 
 def test_states_that_share_a_bundle_share_its_key():

@@ -1,11 +1,11 @@
 """A live class in real Chromium, on a server started for the LAN (``python -m server --lan``): the teacher's
 Streamlit page on the projector, and three students on the light page the QR code opens (``/join``: no
 Streamlit session each), read off the screen as a phone's camera reads it: one phone at 390 px, one student
-in Chinese. They follow a tour step, answer a question (one changes their answer), are paused and resumed,
-vote again, see the reveal of both rounds, the teacher's "show me", explore freely, are called back, answer a
-timed question that closes by itself, a quick poll and a number to predict, and see the class end. No request
-leaves a page's origin, the teacher's key is on no student's page, and axe-core finds nothing on the student's
-page at 390 px and 1280 px in both languages."""
+in Chinese. They follow a tour step (its words shown without Plotly.js, its figure once that loads), answer a
+question (one changes their answer), are paused and resumed, vote again, see the reveal of both rounds, the
+teacher's "show me", explore freely, are called back, answer a timed question that closes by itself, a quick
+poll and a number to predict, and see the class end. No request leaves a page's origin, the teacher's key is
+on no student's page, and axe-core finds nothing on the student's page at 390 px and 1280 px in both languages."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from ui.class_views import SUMMARY_COLUMNS, answers_description
 from ui.controls import INSTANT, explorer_query
 from ui.lessons import NUMBERS, QUESTIONS, TOUR, engine_number
 from ui.live_class import answer, ask, join, reveal, start, view_state, vote_again
+from ui.student_page import tour_file
 from ui.text import LANG_TAGS, Text
 
 EN, ZH = Text("en"), Text("zh")
@@ -96,6 +97,8 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         student.set_default_timeout(60_000)  # a wait, not a budget (as every page of the suite's)
     origin = f"{urlsplit(link).scheme}://{urlsplit(link).netloc}"
     elsewhere, errors = [], []
+    plotly = "**/plotly-basic.min.js"
+    students[2].route(plotly, lambda route: route.abort())  # a page without Plotly.js, at first
     for student in students:
         student.on("request", lambda r: r.url.startswith((origin, "data:", "blob:")) or elsewhere.append(r.url))
         student.on("pageerror", lambda error: errors.append(str(error)))
@@ -105,16 +108,26 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
             student.wait_for_selector(ACTIVITY)
             assert student.inner_text(ACTIVITY) == EN(f"tour.{TOUR[0].id}.title")
             assert not student.locator("[data-testid=stApp]").count()  # not a Streamlit page
+        step = tour_file(0, EN, "computer")  # its words need no Plotly.js: all there, then its figure once it loads
+        expect(students[2].locator("#activity .text")).not_to_be_empty()
+        expect(students[2].locator("#activity figure")).to_have_attribute("aria-label", step["description"])
+        assert students[2].locator("#activity .plot[data-drawn]").count() == 0
+        students[2].unroute(plotly)
+        students[2].reload()
+        students[2].wait_for_selector("#activity .plot[data-drawn]")
         switch_language(students[1], "zh")  # their own language: the teacher's was the default
         expect(students[1].locator(ACTIVITY)).to_have_text(ZH(f"tour.{TOUR[0].id}.title"))
         assert "lang=zh" in students[1].url and "me=" in students[1].url  # a reload keeps both
         teacher.get_by_text(EN("class.students", count=3)).wait_for()
         assert polled_quietly(teacher)  # no timer runs the projector's page: it runs when what it shows changes
+        for student, lang in zip(students, ("en", "zh", "en"), strict=True):  # the next step's file, fetched ahead
+            student.wait_for_function(f"() => performance.getEntriesByType('resource')"
+                                      f".some(e => e.name.includes('/tour-1-{lang}-'))")
 
         teacher.get_by_role("button", name=EN("tour.next"), exact=True).click()
         for student, t in zip(students, (EN, ZH, EN), strict=True):
             expect(student.locator(ACTIVITY)).to_have_text(t(f"tour.{TOUR[1].id}.title"))
-            student.wait_for_selector("#activity .main-svg")
+            student.wait_for_selector("#activity .plot[data-drawn] .main-svg")
             expect(student.locator("#announced")).to_have_text(t(f"tour.{TOUR[1].id}.title"))
 
         teacher.get_by_text(EN("class.activity.question"), exact=True).click()

@@ -24,12 +24,13 @@ from support.browser import (
 )
 from ui.bundle import PARTS, read_part
 from ui.controls import ExplorerState
+from ui.student_page import plotly_script
 from ui.take_home import LANG_TAGS
 from ui.text import Text
 
 pytestmark = pytest.mark.browser
 EXAMPLES = {"en": "lesson", "zh": "support"}  # the lesson's sentence, and a preset's
-FILES = {"index.html", "explorer.js", "explorer.css", "plotly.min.js", "bundle/index.js",
+FILES = {"index.html", "explorer.js", "explorer.css", "plotly-basic.min.js", "bundle/index.js",
          *(f"bundle/{name}.js" for name in PARTS)}
 
 
@@ -54,9 +55,10 @@ def open_folder(new_page, folder, lang: str, width: int = 1280, height: int = 72
     return page
 
 
-def test_the_folder_holds_the_page_the_bundle_and_plotly_and_nothing_else(exported):
+def test_the_folder_holds_the_page_the_bundle_and_the_phones_plotly_and_nothing_else(exported):
     lang, folder = exported
     assert {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()} == FILES
+    assert (folder / "plotly-basic.min.js").read_bytes() == plotly_script()  # the partial bundle a class's phones load
     assert read_part((folder / "bundle" / "index.js").read_text(encoding="ascii"))["built"] == sorted(PARTS)
     assert f'<html lang="{LANG_TAGS[lang]}">' in (folder / "index.html").read_text(encoding="utf-8")
 

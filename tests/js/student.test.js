@@ -1,10 +1,10 @@
 // A live class's student page as a state machine (ui/student/machine.js): joining, following the teacher
 // through a tour step, a question, an answer (changed, refused), the reveal, the Explorer, the end; a lost
-// connection and the waits before asking again.
+// connection and the waits before asking again; the tour steps whose files a page fetches ahead.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { POLL_MS, isNew, mine, next, retryIn, showing, start, timeUp } from "../../ui/student/machine.js";
+import { POLL_MS, beside, isNew, mine, next, retryIn, showing, start, timeUp } from "../../ui/student/machine.js";
 
 const state = (change = {}) => ({ version: 0, activity: "tour", step: 0, question: 0, asked: 0, phase: "open",
   following: true, scenario: "both", view: { residual: true, depth: 24 }, mine: null, ...change });
@@ -137,4 +137,11 @@ test("time is up once, when the server closes the question by its timer, however
   assert.ok(!timeUp(closed, { ...closed, version: 9 })); // another student's move: said already
   assert.ok(timeUp(closed, { ...closed, asked: 6 })); // a later question's own timer
   assert.ok(!timeUp(open, { ...closed, time_up: false })); // closed by the teacher
+});
+
+test("the steps fetched ahead are those beside the step drawn, the next first, never past either end", () => {
+  assert.deepEqual(beside(3, 8), [4, 2]);
+  assert.deepEqual(beside(0, 8), [1]);
+  assert.deepEqual(beside(7, 8), [6]);
+  assert.deepEqual(beside(0, 1), []);
 });

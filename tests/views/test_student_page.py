@@ -49,6 +49,7 @@ def test_the_page_declares_its_language_and_carries_its_words_in_both(lang):
     assert f'<html lang="{LANG_TAGS[lang]}">' in made and f"<h1>{t('join.title')}</h1>" in made
     data = json.loads(re.search(r'<script type="application/json" id="student-data">(.*)</script>', made)[1])
     assert data["code"] == CODE and data["look"] == "phone" and data["lang"] == lang
+    assert data["steps"] == len(TOUR)  # (the page fetches the steps beside the one drawn, never past the last)
     assert set(data["words"]) == set(LANGUAGES) and all(set(w) == set(WORDS) for w in data["words"].values())
     assert data["words"]["zh"]["join.title"] == Text("zh")("join.title")
     assert 'name="class"' not in made  # a code: no form to type one

@@ -65,6 +65,12 @@ export function showing(page) {
     ...(s.round === 2 ? { round: 2, first: s.first } : {}), ...(page.error ? { error: page.error } : {}) };
 }
 
+// The tour steps beside step ``step`` of ``steps`` (0-based), the next first: the page fetches their files once it
+// has drawn the step, so that the teacher's Next (or Previous) finds its file there.
+export function beside(step, steps) {
+  return [step + 1, step - 1].filter((n) => n >= 0 && n < steps);
+}
+
 // Whether going from ``before`` to ``after`` (two showing() values) is a new activity, which the page announces.
 export function isNew(before, after) {
   const key = (v) => [v.kind === "closed" || v.kind === "revealed" ? "question" : v.kind, v.step, v.asked].join();

@@ -5,8 +5,8 @@
 // sentence comes from the server.
 
 import { default as instantExplorer } from "../explorer/main.js";
-import { POLL_MS, isNew, next, retryIn, showing, start, timeUp } from "./machine.js";
-import { chart, escape, figure, jsonFile, markup } from "./shown.js";
+import { POLL_MS, beside, isNew, next, retryIn, showing, start, timeUp } from "./machine.js";
+import { chart, escape, figure, jsonFile, markup, painted } from "./shown.js";
 
 const data = JSON.parse(document.getElementById("student-data").textContent);
 const activity = document.getElementById("activity");
@@ -102,12 +102,19 @@ async function answer(asked, choice) {
 
 // ---- drawing what the class shows ---------------------------------------------------------------------
 
+const tourFile = (step) => file(`tour-${step}-${lang}-${data.look}.json`);
+
+// A tour step: its words (title, text, the figure in words) as soon as its file is here, painted before Plotly.js
+// takes the main thread to draw its figure; then the files of the steps beside it fetched ahead.
 async function tour(view) {
-  const step = await file(`tour-${view.step}-${lang}-${data.look}.json`);
+  const step = await tourFile(view.step);
   const [described, plot] = figure(step, word("describe.show"));
   activity.replaceChildren(markup("h2", {}, escape(step.title)), markup("div", { class: "text" }, step.body),
     described);
+  await painted();
+  if (drawn.view !== view) return null; // another state came meanwhile: its drawing is next
   await chart(plot, step, plotly);
+  for (const ahead of beside(view.step, data.steps)) tourFile(ahead);
   return step.title;
 }
 

@@ -17,16 +17,26 @@ export function markup(tag, attributes = {}, html = "") { // (its HTML: the serv
 }
 
 export function jsonFile(url) {
-  if (!fetched.has(url)) fetched.set(url, fetch(url).then((r) => (r.ok ? r.json() : Promise.reject(new Error(url)))));
+  if (!fetched.has(url)) {
+    fetched.set(url, fetch(url).then((r) => (r.ok ? r.json() : Promise.reject(new Error(url)))));
+    fetched.get(url).catch(() => fetched.delete(url)); // a file that failed (fetched ahead, say) is asked for again
+  }
   return fetched.get(url);
 }
 
-// ``source``'s chart (a file's figure and config) drawn in ``place`` with Plotly.js from ``plotly``.
+// Resolves once the browser has painted what the page placed (at once in a hidden tab, which paints nothing): words
+// placed before a chart is drawn are seen before Plotly.js takes the main thread.
+export const painted = () => new Promise((done) => (document.hidden ? done()
+  : requestAnimationFrame(() => setTimeout(done))));
+
+// ``source``'s chart (a file's figure and config) drawn in ``place`` with Plotly.js from ``plotly``, then marked
+// ``data-drawn`` (what a test or a benchmark waits for).
 export async function chart(place, source, plotly) {
   const Plotly = await loadPlotly(plotly);
   const layout = source.figure.layout;
   themed(layout, getComputedStyle(document.body).fontFamily);
   await Plotly.react(place, source.figure.data, layout, source.config);
+  place.dataset.drawn = "";
 }
 
 // A figure named by ``source``'s description, which unfolds under it (``summary``: the disclosure's words, HTML):
