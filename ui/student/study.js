@@ -7,7 +7,7 @@
 import { control } from "../explorer/controls.js";
 import { default as instantExplorer } from "../explorer/main.js";
 import { next, query, score, start } from "./lesson.js";
-import { chart, escape, figure, jsonFile, markup } from "./shown.js";
+import { chart, escape, figure, jsonFile, markup, painted } from "./shown.js";
 
 const data = JSON.parse(document.getElementById("study-data").textContent);
 const activity = document.getElementById("activity");
@@ -75,7 +75,7 @@ function tourPlace(section) {
   section.append(steps, markup("div", { class: "step" }));
 }
 
-// The step: its place in the tour at once, then its title and text as soon as its file is here, then its
+// The step: its place in the tour at once, then its title and text as soon as its file is here, painted, then its
 // figure; the next step's file is fetched ahead (the tour is read in order). A step a student moved to is said
 // in the live region.
 async function tourShown(before) {
@@ -96,6 +96,8 @@ async function tourShown(before) {
     markup("div", { class: "text" }, file.body), described);
   if (before) announced.textContent = `${said("tour.indicator", { step, total: lesson.steps })}: ${file.title}`;
   if (step < lesson.steps) jsonFile(`${data.files}tour-${step}-${data.lang}-${data.look}.json`);
+  await painted(); // (the words on the screen before Plotly.js takes the main thread)
+  if (stepShown !== step) return;
   await chart(plot, file, plotly);
   if (stepShown === step) section.dataset.drawn = String(step); // (what the browser tests wait for)
 }
