@@ -120,9 +120,12 @@ def test_a_class_of_three_follows_answers_sees_the_reveal_explores_and_ends(lan_
         assert "lang=zh" in students[1].url and "me=" in students[1].url  # a reload keeps both
         teacher.get_by_text(EN("class.students", count=3)).wait_for()
         assert polled_quietly(teacher)  # no timer runs the projector's page: it runs when what it shows changes
-        for student, lang in zip(students, ("en", "zh", "en"), strict=True):  # the next step's file, fetched ahead
-            student.wait_for_function(f"() => performance.getEntriesByType('resource')"
-                                      f".some(e => e.name.includes('/tour-1-{lang}-'))")
+        for student, lang in zip(students, ("en", "zh", "en"), strict=True):  # the next step's file, fetched ahead,
+            student.wait_for_function(f"() => performance.getEntriesByType('resource')"  # and its figure drawn
+                                      f".some(e => e.name.includes('/tour-1-{lang}-'))")  # ahead, off screen
+            student.wait_for_selector(".drawn-ahead .plot[data-drawn] .main-svg", state="attached")
+            assert student.locator(".drawn-ahead figure").get_attribute("aria-label") == tour_file(
+                1, EN if lang == "en" else ZH, "computer")["description"]
 
         teacher.get_by_role("button", name=EN("tour.next"), exact=True).click()
         for student, t in zip(students, (EN, ZH, EN), strict=True):

@@ -102,19 +102,42 @@ async function answer(asked, choice) {
 
 // ---- drawing what the class shows ---------------------------------------------------------------------
 
-const tourFile = (step) => file(`tour-${step}-${lang}-${data.look}.json`);
+const tourName = (step) => `tour-${step}-${lang}-${data.look}.json`;
+const tourFile = (step) => file(tourName(step));
+const aside = markup("div", { class: "drawn-ahead", "aria-hidden": "true" }); // the steps' figures drawn ahead
+document.body.append(aside);
+const ahead = new Map(); // a tour file's name -> {described: its figure, drawing: its chart drawn}, off screen
+
+// The figure of step ``step`` drawn off screen at the activity's width, so that a Next or Previous shows it drawn.
+async function drawStepAhead(step) {
+  if (ahead.has(tourName(step))) return;
+  const source = await tourFile(step);
+  const [described, plot] = figure(source, word("describe.show"));
+  aside.style.width = `${activity.clientWidth}px`;
+  aside.append(described);
+  ahead.set(tourName(step), { described, drawing: chart(plot, source, plotly) });
+}
 
 // A tour step: its words (title, text, the figure in words) as soon as its file is here, painted before Plotly.js
-// takes the main thread to draw its figure; then the files of the steps beside it fetched ahead.
+// takes the main thread to draw its figure (or with its figure, drawn ahead); then the figures of the steps beside
+// it drawn ahead, off screen, and every other kept figure let go.
 async function tour(view) {
   const step = await tourFile(view.step);
-  const [described, plot] = figure(step, word("describe.show"));
+  const kept = ahead.get(tourName(view.step));
+  ahead.delete(tourName(view.step));
+  const [described, plot] = kept ? [kept.described, null] : figure(step, word("describe.show"));
   activity.replaceChildren(markup("h2", {}, escape(step.title)), markup("div", { class: "text" }, step.body),
     described);
-  await painted();
-  if (drawn.view !== view) return null; // another state came meanwhile: its drawing is next
-  await chart(plot, step, plotly);
-  for (const ahead of beside(view.step, data.steps)) tourFile(ahead);
+  if (kept) {
+    await kept.drawing;
+  } else {
+    await painted();
+    if (drawn.view !== view) return null; // another state came meanwhile: its drawing is next
+    await chart(plot, step, plotly);
+  }
+  const near = new Set(beside(view.step, data.steps).map(tourName));
+  for (const [name, { described: far }] of ahead) if (!near.has(name)) { far.remove(); ahead.delete(name); }
+  for (const next of beside(view.step, data.steps)) drawStepAhead(next).catch(() => null); // (a step fails: drawn then)
   return step.title;
 }
 
