@@ -135,6 +135,8 @@ async function tour(view) {
     if (drawn.view !== view) return null; // another state came meanwhile: its drawing is next
     await chart(plot, step, plotly);
   }
+  await painted(); // (the step on the screen before the steps beside it take the main thread)
+  if (drawn.view !== view) return null;
   const near = new Set(beside(view.step, data.steps).map(tourName));
   for (const [name, { described: far }] of ahead) if (!near.has(name)) { far.remove(); ahead.delete(name); }
   for (const next of beside(view.step, data.steps)) drawStepAhead(next).catch(() => null); // (a step fails: drawn then)
