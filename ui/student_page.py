@@ -74,29 +74,39 @@ def page(t: Text, code: str | None, phone: bool, files: str, api: str, problem: 
 </form>"""
     said = f'<p class="problem" role="alert">{html.escape(t(problem))}</p>' if problem else ""
     joining = f'<p class="in-class">{rendered(t("join.in_class", code=code))}</p>' if code else ""
+    return document(t, t("join.title"), files, "student.js", f"?lang={other}", f"{said}{joining}{form}", "student-data",
+                    embedded)
+
+
+def document(t: Text, title: str, files: str, script: str, other_link: str, body: str, data_id: str,
+             embedded: str, preload: str = "") -> str:
+    """A student's page (a class's, or the lesson's for one person): its language, title, style and ``script``
+    (``preload``: what it links ahead), a header with the title and the link to the other language (``other_link``),
+    ``body``, the live region, the activity's place and the page's data (``embedded`` JSON, as ``data_id``)."""
+    other = next(lang for lang in LANGUAGES if lang != t.lang)
     return f"""<!doctype html>
 <html lang="{LANG_TAGS[t.lang]}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(t("join.title"))} · BlockStab</title>
+<title>{html.escape(title)} · BlockStab</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="{files}student.css">
-<script src="{files}student.js" defer></script>
-</head>
+<script src="{files}{script}" defer></script>
+{preload}</head>
 <body>
 <main>
 <header>
-<h1>{html.escape(t("join.title"))}</h1>
+<h1>{html.escape(title)}</h1>
 <div class="languages" role="group" aria-label="{html.escape(t("join.language"))}">
-<a href="?lang={other}" lang="{LANG_TAGS[other]}" data-lang="{other}">{html.escape(t(f"lang.{other}"))}</a>
+<a href="{html.escape(other_link)}" lang="{LANG_TAGS[other]}" data-lang="{other}">{html.escape(t(f"lang.{other}"))}</a>
 </div>
 </header>
-{said}{joining}{form}
+{body}
 <p id="announced" class="visually-hidden" role="status" aria-live="polite"></p>
 <div id="activity"></div>
 </main>
-<script type="application/json" id="student-data">{embedded}</script>
+<script type="application/json" id="{data_id}">{embedded}</script>
 </body>
 </html>
 """

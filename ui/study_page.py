@@ -17,8 +17,8 @@ from .controls import BY_KEY, CONTROLS, ExplorerState, explorer_query
 from .examples import ignored_settings
 from .instant import control_spec
 from .lessons import QUESTIONS, TOUR, lesson_facts
-from .student_page import LOOKS, rendered
-from .text import LANG_TAGS, LANGUAGES, Text
+from .student_page import LOOKS, document, rendered
+from .text import LANGUAGES, Text
 
 ROUTE = "/study"
 MODULES = ("shown", "lesson", "study")  # ui/student/, after the Explorer's modules (the page draws with them)
@@ -96,34 +96,9 @@ def page(t: Text, shown: Opened, phone: bool, files: str) -> str:
     parts = "\n".join(part_link(shown, t, part) for part in PARTS)
     ahead = "" if shown.part == "exercises" else f"""<link rel="preload" href="{files}plotly-basic.min.js" as="script">
 """
-    return f"""<!doctype html>
-<html lang="{LANG_TAGS[t.lang]}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(t("study.title"))} · BlockStab</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="{files}student.css">
-<script src="{files}study.js" defer></script>
-{ahead}</head>
-<body>
-<main>
-<header>
-<h1>{html.escape(t("study.title"))}</h1>
-<div class="languages" role="group" aria-label="{html.escape(t("join.language"))}">
-<a href="{html.escape(query(shown, other))}" lang="{LANG_TAGS[other]}">{html.escape(t(f"lang.{other}"))}</a>
-</div>
-</header>
-{said}<nav class="parts" aria-label="{html.escape(t("study.parts"))}">
-{parts}
-</nav>
-<p id="announced" class="visually-hidden" role="status" aria-live="polite"></p>
-<div id="activity"></div>
-</main>
-<script type="application/json" id="study-data">{embedded}</script>
-</body>
-</html>
-"""
+    body = f'{said}<nav class="parts" aria-label="{html.escape(t("study.parts"))}">\n{parts}\n</nav>'
+    return document(t, t("study.title"), files, "study.js", query(shown, other), body, "study-data", embedded,
+                    preload=ahead)
 
 
 def exercises_file(t: Text) -> list[dict]:
